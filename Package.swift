@@ -1,0 +1,120 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Dependencies point inward (ARCHITECTURE §2): Postgres knows only libpq, EventStore only
+// Postgres, AppStore only Apple's formats; the executable is a thin shell over PurchaseLedgerCLI.
+let package = Package(
+    name: "PurchaseLedger",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "purchase-ledger", targets: ["purchase-ledger"]),
+        .library(name: "Postgres", targets: ["Postgres"]),
+        .library(name: "EventStore", targets: ["EventStore"]),
+        .library(name: "AppStore", targets: ["AppStore"]),
+        .library(name: "AppleSimulator", targets: ["AppleSimulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "EmbeddedPostgres",
+            dependencies: [
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "EventStore",
+            dependencies: [
+                "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Migrations")]
+        ),
+        .target(
+            name: "AppStore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AppleSimulator",
+            dependencies: [
+                "AppStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PurchaseLedgerCLI",
+            dependencies: [
+                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppleSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "ledger-bench",
+            dependencies: [
+                "Postgres", "EventStore", "AppStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "purchase-ledger",
+            dependencies: ["PurchaseLedgerCLI"]
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["Postgres", "EventStore", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "TestSupport"]),
+        .testTarget(
+            name: "AppStoreTests",
+            dependencies: ["AppStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")]
+        ),
+        .testTarget(
+            name: "AppleSimulatorTests",
+            dependencies: ["AppleSimulator", "AppStore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+        ),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Postgres", "EventStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// The AppStore module; see ARCHITECTURE §2.

@@ -1,0 +1,1 @@
+// The AppleSimulator module; see ARCHITECTURE §2.

@@ -1,0 +1,1 @@
+// The EmbeddedPostgres module; see ARCHITECTURE §2.

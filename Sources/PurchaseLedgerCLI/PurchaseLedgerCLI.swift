@@ -1,0 +1,1 @@
+// The PurchaseLedgerCLI module; see ARCHITECTURE §2.
