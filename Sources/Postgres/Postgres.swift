@@ -1,1 +1,0 @@
-// The Postgres module; see ARCHITECTURE §2.
