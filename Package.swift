@@ -47,11 +47,17 @@ let package = Package(
         .target(
             name: "EventStore",
             dependencies: [
-                "Postgres",
+                "Postgres", "LedgerSchema",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            resources: [.copy("Migrations")]
+            ]
+        ),
+        // The numbered SQL migrations live in the top-level Schema/ folder; this target only
+        // ships them as a resource so the tool and the tests apply the same files.
+        .target(
+            name: "LedgerSchema",
+            path: "Schema",
+            resources: [.copy("migrations")]
         ),
         .target(
             name: "AppStore",

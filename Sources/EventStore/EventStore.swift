@@ -1,1 +1,58 @@
-// The EventStore module.
+import Logging
+import Postgres
+
+/// The append-only event log in PostgreSQL (ARCHITECTURE §3).
+///
+/// Appends are durable when they return, checked against an expected version and idempotent by
+/// event id and idempotency key. Positions are gapless and in commit order, so a reader that
+/// follows "all events after P" never skips one. Concurrent appends from this process share
+/// commits (`GroupCommitter`).
+public final class EventStore: Sendable {
+    public let pool: ConnectionPool
+    let upcasters: Upcasters
+    let logger: Logger
+    private let committer: GroupCommitter
+
+    /// - Parameter maxBatchEvents: the most events one group commit takes.
+    public init(pool: ConnectionPool, upcasters: Upcasters = Upcasters(), maxBatchEvents: Int = 2_000, logger: Logger) {
+        self.pool = pool
+        self.upcasters = upcasters
+        self.logger = logger
+        self.committer = GroupCommitter(pool: pool, maxBatchEvents: maxBatchEvents, logger: logger)
+    }
+
+    /// Appends `events` to one stream, in one transaction, in order.
+    @discardableResult
+    public func append(_ events: [NewEvent], to streamID: String, expecting expected: ExpectedVersion = .any) async throws -> [RecordedEvent] {
+        try await append([StreamAppend(events, to: streamID, expecting: expected)])
+    }
+
+    /// Appends to several streams in one transaction: all commit, or none does.
+    @discardableResult
+    public func append(_ appends: [StreamAppend]) async throws -> [RecordedEvent] {
+        try await committer.append(appends)
+    }
+
+    /// Appends inside the caller's transaction on `connection`, so events commit together with
+    /// the caller's other writes. No group commit here: the caller owns the commit.
+    @discardableResult
+    public static func append(_ appends: [StreamAppend], in connection: Connection) throws -> [RecordedEvent] {
+        try Appender.appendCommand(appends, on: connection)
+    }
+
+    /// One command in a transaction of its own, retried once when a concurrent append of the
+    /// same ids got in first or the connection dropped (the retry returns the original events).
+    static func appendAlone(_ command: [StreamAppend], pool: ConnectionPool) async throws -> [RecordedEvent] {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await pool.withTransaction { connection in
+                    try Appender.appendCommand(command, on: connection)
+                }
+            } catch where attempt < 3 && Appender.isRetryable(error) {
+                continue
+            }
+        }
+    }
+}

@@ -1,1 +1,3 @@
 import PurchaseLedgerCLI
+
+await PurchaseLedgerCommand.runAndExit()

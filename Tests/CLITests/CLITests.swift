@@ -1,1 +1,86 @@
+import Foundation
+import Postgres
+import TestSupport
 import Testing
+
+/// The command line as users run it: the built `purchase-ledger` binary, its output and exit code.
+@Suite("purchase-ledger command line")
+struct CLITests {
+    @Test("migrate twice, and from two processes at once, leaves one applied set")
+    func migrateTwice() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            async let first = ToolRun.run(["migrate"], databaseURL: conninfo)
+            async let second = ToolRun.run(["migrate"], databaseURL: conninfo)
+            let (a, b) = try await (first, second)
+            #expect(a.status == 0 && b.status == 0, "\(a.output) \(b.output)")
+            #expect([a.output, b.output].filter { $0.contains("applied 2 migrations") }.count == 1)
+            let third = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+            #expect(third.status == 0)
+            #expect(third.output.contains("schema up to date"))
+            let count: Int64 = try await pool.withConnection { try $0.query("SELECT count(*) FROM schema_migrations")[0].decode(0) }
+            #expect(count == 2)
+        }
+    }
+
+    @Test("verify exits 0 on an intact chain and 3 naming the first changed position")
+    func verifyExitCodes() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            #expect(demo.status == 0, "\(demo.output)")
+            #expect(demo.output.contains("chain verified: 4 events"))
+            let intact = try await ToolRun.run(["verify"], databaseURL: conninfo)
+            #expect(intact.status == 0)
+            #expect(intact.output.contains("chain verified: 4 events"))
+            try await pool.withConnection { connection in
+                try connection.executeScript(unsafeSQL: """
+                    ALTER TABLE events DISABLE TRIGGER events_90_immutable;
+                    UPDATE events SET event_type = 'AppleRespondeD' WHERE position = 3;
+                    ALTER TABLE events ENABLE TRIGGER events_90_immutable;
+                    """)
+            }
+            let broken = try await ToolRun.run(["verify"], databaseURL: conninfo)
+            #expect(broken.status == 3)
+            #expect(broken.output.contains("chain broken at position 3"))
+        }
+    }
+
+    @Test("bad usage exits 2")
+    func badUsage() async throws {
+        let run = try await ToolRun.run(["no-such-command"], databaseURL: "host=/nonexistent")
+        #expect(run.status == 2)
+    }
+}
+
+/// One run of the built binary.
+struct ToolRun {
+    var status: Int32
+    var output: String
+
+    static var binary: URL {
+        // The test bundle sits in the build folder beside the tool.
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("purchase-ledger")
+    }
+
+    static func run(_ arguments: [String], databaseURL: String) async throws -> ToolRun {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        environment["LOG_LEVEL"] = "warning"
+        process.environment = environment
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        // Waits without blocking a thread of the cooperative pool (2 threads here).
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        try handle.close()
+        return ToolRun(status: status, output: String(decoding: try Data(contentsOf: output), as: UTF8.self))
+    }
+}

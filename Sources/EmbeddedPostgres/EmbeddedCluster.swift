@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+
+/// A private PostgreSQL cluster in a folder of the project (`.purchase-ledger/postgres`), used
+/// when no `DATABASE_URL` is given: created on first use, reused after, listening only on a
+/// Unix socket of its own so it never clashes with another server.
+public final class EmbeddedCluster: Sendable {
+    public let directory: URL
+    public let socketDirectory: URL
+    /// Whether this process started the server (and so stops it); a server some other process
+    /// started is used and left running.
+    public let startedHere: Bool
+    private let binaries: URL
+    private let logger: Logger
+
+    public var dataDirectory: URL { directory.appendingPathComponent("data") }
+    public var conninfo: String {
+        "host='\(socketDirectory.path)' port=5432 user=postgres dbname=postgres"
+    }
+
+    /// Creates the cluster if it does not exist and starts it if it is not running.
+    public static func start(in directory: URL, logger: Logger) throws -> EmbeddedCluster {
+        let binaries = try ServerBinaries.locate()
+        let directory = directory.standardizedFileURL
+        try ClusterFolder.prepare(directory)
+        let cluster = EmbeddedCluster(
+            directory: directory, socketDirectory: ClusterFolder.socketDirectory(for: directory),
+            startedHere: false, binaries: binaries, logger: logger)
+        try ClusterFolder.prepare(cluster.socketDirectory)
+        if !FileManager.default.fileExists(atPath: cluster.dataDirectory.appendingPathComponent("PG_VERSION").path) {
+            logger.info("creating the private PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
+            try cluster.run("initdb", ["-D", cluster.dataDirectory.path, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"])
+        }
+        if try cluster.isRunning() {
+            return cluster
+        }
+        try cluster.run("pg_ctl", [
+            "-D", cluster.dataDirectory.path, "-l", directory.appendingPathComponent("server.log").path,
+            "-w", "-t", "60", "-o", "-k \(cluster.socketDirectory.path) -c listen_addresses=", "start",
+        ])
+        logger.info("started the private PostgreSQL cluster", metadata: ["socket": "\(cluster.socketDirectory.path)"])
+        return EmbeddedCluster(
+            directory: directory, socketDirectory: cluster.socketDirectory, startedHere: true,
+            binaries: binaries, logger: logger)
+    }
+
+    private init(directory: URL, socketDirectory: URL, startedHere: Bool, binaries: URL, logger: Logger) {
+        self.directory = directory
+        self.socketDirectory = socketDirectory
+        self.startedHere = startedHere
+        self.binaries = binaries
+        self.logger = logger
+    }
+
+    /// Stops the server if this process started it.
+    public func stop() throws {
+        guard startedHere else { return }
+        try run("pg_ctl", ["-D", dataDirectory.path, "-w", "-m", "fast", "stop"])
+        logger.info("stopped the private PostgreSQL cluster")
+    }
+
+    private func isRunning() throws -> Bool {
+        let status = try OwnerProcess.run(binaries.appendingPathComponent("pg_ctl"), ["-D", dataDirectory.path, "status"])
+        return status.exitCode == 0
+    }
+
+    private func run(_ tool: String, _ arguments: [String]) throws {
+        let result = try OwnerProcess.run(binaries.appendingPathComponent(tool), arguments)
+        guard result.exitCode == 0 else {
+            throw EmbeddedClusterError("\(tool) failed (exit \(result.exitCode)): \(result.output.suffix(2_000))")
+        }
+    }
+}
+
+/// Why the private cluster could not be created or started.
+public struct EmbeddedClusterError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,1 +1,0 @@
-// The EmbeddedPostgres module; see ARCHITECTURE §2.

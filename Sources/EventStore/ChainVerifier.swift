@@ -1,0 +1,107 @@
+import Crypto
+import Postgres
+
+/// Recomputes the hash chain from the stored columns, in Swift, independently of the SQL that
+/// wrote it: each event's hash must be sha256(previous hash ‖ canonical bytes), each
+/// previous hash the hash before it, and positions must run 1, 2, 3 ... without a gap.
+public struct ChainVerifier: Sendable {
+    /// What `verify` found.
+    public enum Outcome: Sendable, Hashable {
+        /// Every event matches; `head` is the last event's hash (32 zero bytes for an empty log).
+        case verified(events: Int64, head: [UInt8])
+        /// The first event that does not match, and why.
+        case broken(position: Int64, reason: String)
+    }
+
+    public static let genesisHash = [UInt8](repeating: 0, count: 32)
+
+    let pool: ConnectionPool
+    let pageSize: Int
+
+    public init(pool: ConnectionPool, pageSize: Int = 5_000) {
+        self.pool = pool
+        self.pageSize = pageSize
+    }
+
+    /// Walks the whole log; `progress` is called after each page with (checked, total).
+    public func verify(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> Outcome {
+        let total: Int64 = try await pool.withConnection { connection in
+            try connection.query("SELECT coalesce(max(position), 0) FROM events")[0].decode(0)
+        }
+        var expectedPosition: Int64 = 1
+        var previous = Self.genesisHash
+        while true {
+            let page = try await fetch(after: expectedPosition - 1)
+            if page.isEmpty { break }
+            for row in page {
+                if let reason = Self.check(row, expectedPosition: expectedPosition, previous: previous) {
+                    return .broken(position: row.position, reason: reason)
+                }
+                previous = row.hash
+                expectedPosition += 1
+            }
+            progress?(expectedPosition - 1, total)
+        }
+        return .verified(events: expectedPosition - 1, head: previous)
+    }
+
+    /// Why `row` breaks the chain, or nil when it is sound.
+    static func check(_ row: ChainRow, expectedPosition: Int64, previous: [UInt8]) -> String? {
+        if row.position != expectedPosition {
+            return "position \(expectedPosition) is missing: the next event is at \(row.position)"
+        }
+        if row.previousHash != previous {
+            return "its previous hash is not the hash of the event before it"
+        }
+        var hasher = SHA256()
+        hasher.update(data: previous)
+        hasher.update(data: row.canonicalBytes)
+        if Array(hasher.finalize()) != row.hash {
+            return "its content does not match its hash"
+        }
+        return nil
+    }
+
+    private func fetch(after position: Int64) async throws -> [ChainRow] {
+        let limit = Int64(pageSize)
+        return try await pool.withConnection { connection in
+            // Every field as PostgreSQL's text, exactly as events_canonical_bytes() reads it.
+            try connection.query("""
+                SELECT position, position::text AS position_text, stream_id, stream_version::text, event_id::text, event_type,
+                       schema_version::text, payload::text, metadata::text, idempotency_key,
+                       ((extract(epoch FROM recorded_at) * 1000000)::bigint)::text, previous_hash, hash
+                FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
+                """).map { row in
+                let fields: [String?] = try (1...10).map { try row.decode($0, as: String?.self) }
+                return ChainRow(
+                    position: try row.decode(0), canonicalBytes: ChainRow.canonicalBytes(fields),
+                    previousHash: try row.decode(11), hash: try row.decode(12))
+            }
+        }
+    }
+}
+
+/// One event as the chain sees it.
+struct ChainRow: Sendable {
+    var position: Int64
+    var canonicalBytes: [UInt8]
+    var previousHash: [UInt8]
+    var hash: [UInt8]
+
+    /// Each field as "<UTF-8 length>:<text>", or "~" for NULL, concatenated: the encoding of
+    /// events_canonical_bytes() in Schema/migrations/0001_events.sql.
+    static func canonicalBytes(_ fields: [String?]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for field in fields {
+            guard let field else {
+                bytes.append(UInt8(ascii: "~"))
+                continue
+            }
+            let utf8 = Array(field.utf8)
+            bytes.append(contentsOf: String(utf8.count).utf8)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: utf8)
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import EmbeddedPostgres
+import EventStore
+import Foundation
+import Logging
+import Postgres
+
+/// Where the ledger's database is: `--database-url`, else `DATABASE_URL`, else the private
+/// cluster in `.purchase-ledger/postgres` (started for the command, stopped after it).
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: "libpq conninfo or URI (default: $DATABASE_URL, else a private cluster)")
+    var databaseURL: String?
+
+    @Option(name: .customLong("data-dir"), help: "Folder of the private cluster used when no database URL is set")
+    var dataDirectory: String = ".purchase-ledger/postgres"
+
+    /// Runs `body` with a pool on the database, then closes the pool and stops a private
+    /// cluster this process started.
+    func withDatabase<T: Sendable>(
+        logger: Logger, _ body: @Sendable (_ conninfo: String, _ pool: ConnectionPool) async throws -> T
+    ) async throws -> T {
+        var cluster: EmbeddedCluster?
+        let conninfo: String
+        if let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
+            conninfo = url
+        } else {
+            let started = try EmbeddedCluster.start(in: URL(fileURLWithPath: dataDirectory), logger: logger)
+            cluster = started
+            conninfo = started.conninfo
+        }
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 8, logger: logger)
+        do {
+            let result = try await body(conninfo, pool)
+            await pool.close()
+            try cluster?.stop()
+            return result
+        } catch {
+            await pool.close()
+            try? cluster?.stop()
+            throw error
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The PurchaseLedgerCLI module; see ARCHITECTURE §2.

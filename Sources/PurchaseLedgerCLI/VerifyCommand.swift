@@ -1,0 +1,31 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Logging
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Recompute the event hash chain; exit 3 naming the first event that does not match.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = Logger(label: "purchase-ledger.verify")
+        let outcome = try await database.withDatabase(logger: logger) { _, pool in
+            try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
+        }
+        TerminalProgress.finish()
+        switch outcome {
+        case .verified(let events, let head):
+            print("chain verified: \(events) events, head \(head.hexString)")
+        case .broken(let position, let reason):
+            print("chain broken at position \(position): \(reason)")
+            throw ExitCode(3)
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}
