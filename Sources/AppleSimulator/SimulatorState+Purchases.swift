@@ -63,9 +63,7 @@ extension SimulatorState {
         transaction.webOrderLineItemId = newWebOrderLineItemId()
         let periodMs = Int64(max(product.periodDays ?? 30, 1)) * Self.dayMs
 
-        if let existing = subscriptions.values.first(where: {
-            $0.appleId == transaction.appleId && $0.subscriptionGroup == group
-        }) {
+        if let existing = subscriptions(of: transaction.appleId).first(where: { $0.subscriptionGroup == group }) {
             guard !existing.isActive(at: nowMs) || existing.hasEnded else {
                 throw SimulatorError(
                     .alreadySubscribed,
@@ -98,6 +96,7 @@ extension SimulatorState {
         } else {
             transaction.expiresDateMs = nowMs + periodMs
         }
+        subscriptionIdsByAppleId[transaction.appleId, default: []].append(transaction.originalTransactionId)
         subscriptions[transaction.originalTransactionId] = SimulatedSubscription(
             originalTransactionId: transaction.originalTransactionId, appleId: transaction.appleId,
             environment: transaction.environment, subscriptionGroup: group, productId: product.productId,

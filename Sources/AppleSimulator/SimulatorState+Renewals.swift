@@ -86,22 +86,26 @@ extension SimulatorState {
         guard milliseconds >= 0 else { throw SimulatorError(.invalidRequest, "the clock only moves forward") }
         let target = nowMs + milliseconds
         var events: [NotificationEvent] = []
+        var queue = DueQueue(subscriptions.values.filter { !$0.hasEnded }.map { (Self.due($0), $0.originalTransactionId) })
         // Each step either renews (moving expiry at least a day on) or ends a subscription, so
         // the bound is only a guard against a product with an absurd period.
-        for _ in 0..<1_000_000 {
-            guard let (due, id) = nextDue(), due <= target else { break }
+        for _ in 0..<10_000_000 {
+            guard let (due, id) = queue.first, due <= target else { break }
+            queue.popFirst()
             nowMs = max(nowMs, due)
             events += try fallDue(id)
+            if let subscription = subscriptions[id], !subscription.hasEnded {
+                queue.push(Self.due(subscription), id)
+            }
         }
         nowMs = target
         return events
     }
 
-    private func nextDue() -> (Int64, String)? {
-        subscriptions.values.filter { !$0.hasEnded }.map { subscription -> (Int64, String) in
-            let due = subscription.billingRetrySinceMs.map { $0 + Self.billingRetryMs } ?? subscription.expiresDateMs
-            return (due, subscription.originalTransactionId)
-        }.min { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+    /// When the subscription next needs Apple's attention: the end of its billing retry if
+    /// retrying, else the end of its paid period.
+    private static func due(_ subscription: SimulatedSubscription) -> Int64 {
+        subscription.billingRetrySinceMs.map { $0 + billingRetryMs } ?? subscription.expiresDateMs
     }
 
     private mutating func fallDue(_ originalTransactionId: String) throws -> [NotificationEvent] {

@@ -15,6 +15,9 @@ struct SimulatorState: Sendable {
     /// Keyed by `original_transaction_id`.
     var subscriptions: [String: SimulatedSubscription] = [:]
     var receipts: [Int: ReceiptSnapshot] = [:]
+    /// Original transaction ids of each Apple ID's subscriptions, in the order they began, so
+    /// answering one receipt never scans every subscription.
+    var subscriptionIdsByAppleId: [String: [String]] = [:]
 
     // Apple's ids are numeric strings in separate ranges per environment; counters keep them
     // unique and reproducible.
@@ -121,8 +124,7 @@ struct SimulatorState: Sendable {
 
     /// The Apple ID's subscriptions, one per group, in the order they began.
     func subscriptions(of appleId: String) -> [SimulatedSubscription] {
-        subscriptions.values.filter { $0.appleId == appleId }
-            .sorted { $0.originalTransactionId < $1.originalTransactionId }
+        subscriptionIdsByAppleId[appleId, default: []].compactMap { subscriptions[$0] }
     }
 
     mutating func record(_ transaction: SimulatedTransaction) {
