@@ -46,6 +46,7 @@ struct FailurePlan: Sendable {
     }
 
     mutating func add(_ rule: FailureRule) {
+        if case .next(let n) = rule.scope, n <= 0 { return }
         rules.append(rule)
     }
 
@@ -61,13 +62,16 @@ struct FailurePlan: Sendable {
             switch rule.scope {
             case .next(let remaining):
                 guard remaining > 0 else { continue }
-                rules[index].scope = .next(remaining - 1)
+                if remaining == 1 {
+                    rules.remove(at: index)
+                } else {
+                    rules[index].scope = .next(remaining - 1)
+                }
                 return rule.mode
             case .fraction(let probability):
                 if Double.random(in: 0..<1, using: &generator) < probability { return rule.mode }
             }
         }
-        rules.removeAll { if case .next(let n) = $0.scope { n <= 0 } else { false } }
         return nil
     }
 }
