@@ -63,6 +63,11 @@ extension KeyedDecodingContainer where Key == AnyKey {
         return try decode(Int64.self, forKey: key)
     }
 
+    /// The error for a required key that is absent.
+    func missing(_ name: String) -> DecodingError {
+        .keyNotFound(AnyKey(name), .init(codingPath: codingPath, debugDescription: "required"))
+    }
+
     /// The value as it came, for `unknownFields`.
     func json(_ key: AnyKey) throws -> JSONValue {
         try decode(JSONValue.self, forKey: key)
@@ -71,6 +76,13 @@ extension KeyedDecodingContainer where Key == AnyKey {
 
 /// Apple's date texts, read without `DateFormatter` (slow, locale-dependent).
 enum AppleDate {
+    /// Milliseconds from a date field's text: a millisecond number (iOS 6 style `expires_date`)
+    /// or `"... Etc/GMT"`; nil for an absent, empty or unreadable text.
+    static func milliseconds(fromText text: String?) -> Int64? {
+        guard let text, !text.isEmpty else { return nil }
+        return Int64(text) ?? milliseconds(fromGMT: text)
+    }
+
     /// Milliseconds since 1970 for `"yyyy-MM-dd HH:mm:ss Etc/GMT"` (also `Etc\/GMT` after JSON
     /// unescaping, and `GMT`/`UTC`); nil for anything else, such as the `_pst` variants.
     static func milliseconds(fromGMT text: String) -> Int64? {

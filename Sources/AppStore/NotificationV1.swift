@@ -96,9 +96,7 @@ public struct NotificationV1: Hashable, Sendable, Decodable, CustomStringConvert
             default: unknownFields[key.stringValue] = try c.json(key)
             }
         }
-        guard let type else {
-            throw DecodingError.keyNotFound(AnyKey("notification_type"), .init(codingPath: c.codingPath, debugDescription: "required"))
-        }
+        guard let type else { throw c.missing("notification_type") }
         notificationType = type
     }
 

@@ -52,8 +52,6 @@ public struct PendingRenewalInfo: Hashable, Sendable, Decodable {
             default: unknownFields[key.stringValue] = try c.json(key)
             }
         }
-        if gracePeriodExpiresDate == nil, let graceText {
-            gracePeriodExpiresDate = AppleDate.milliseconds(fromGMT: graceText)
-        }
+        gracePeriodExpiresDate = gracePeriodExpiresDate ?? AppleDate.milliseconds(fromText: graceText)
     }
 }

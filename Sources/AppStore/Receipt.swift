@@ -71,9 +71,7 @@ public struct Receipt: Hashable, Sendable, Decodable {
             default: unknownFields[key.stringValue] = try c.json(key)
             }
         }
-        func date(_ name: String) -> Int64? {
-            texts[name].flatMap { Int64($0) ?? AppleDate.milliseconds(fromGMT: $0) }
-        }
+        func date(_ name: String) -> Int64? { AppleDate.milliseconds(fromText: texts[name]) }
         creationDate = creationDate ?? date("receipt_creation_date")
         requestDate = requestDate ?? date("request_date")
         originalPurchaseDate = originalPurchaseDate ?? date("original_purchase_date")

@@ -102,25 +102,18 @@ public struct ReceiptTransaction: Hashable, Sendable, Decodable {
             default: unknownFields[key.stringValue] = try c.json(key)
             }
         }
-        guard let transactionID, let productID else {
-            let missing = transactionID == nil ? "transaction_id" : "product_id"
-            throw DecodingError.keyNotFound(AnyKey(missing), .init(codingPath: c.codingPath, debugDescription: "required"))
-        }
+        guard let transactionID else { throw c.missing("transaction_id") }
+        guard let productID else { throw c.missing("product_id") }
         self.transactionID = transactionID
         self.productID = productID
         // The `_ms` twin wins; the text is read only when Apple sent no `_ms` (2014-era bodies,
         // and iOS 6 style where `expires_date` itself is milliseconds).
         if !dateTexts.isEmpty {
-            purchaseDate = purchaseDate ?? Self.milliseconds(dateTexts["purchase_date"])
-            originalPurchaseDate = originalPurchaseDate ?? Self.milliseconds(dateTexts["original_purchase_date"])
-            cancellationDate = cancellationDate ?? Self.milliseconds(dateTexts["cancellation_date"])
-            expiresDate = expiresDate ?? Self.milliseconds(dateTexts["expires_date"])
-                ?? Self.milliseconds(dateTexts["expires_date_formatted"])
+            purchaseDate = purchaseDate ?? AppleDate.milliseconds(fromText: dateTexts["purchase_date"])
+            originalPurchaseDate = originalPurchaseDate ?? AppleDate.milliseconds(fromText: dateTexts["original_purchase_date"])
+            cancellationDate = cancellationDate ?? AppleDate.milliseconds(fromText: dateTexts["cancellation_date"])
+            expiresDate = expiresDate ?? AppleDate.milliseconds(fromText: dateTexts["expires_date"])
+                ?? AppleDate.milliseconds(fromText: dateTexts["expires_date_formatted"])
         }
-    }
-
-    private static func milliseconds(_ text: String?) -> Int64? {
-        guard let text, !text.isEmpty else { return nil }
-        return Int64(text) ?? AppleDate.milliseconds(fromGMT: text)
     }
 }

@@ -85,9 +85,7 @@ public struct VerifyReceiptResponse: Hashable, Sendable, Decodable {
             default: unknownFields[key.stringValue] = try c.json(key)
             }
         }
-        guard let status, let code = Int(exactly: status) else {
-            throw DecodingError.keyNotFound(AnyKey("status"), .init(codingPath: c.codingPath, debugDescription: "required"))
-        }
+        guard let status, let code = Int(exactly: status) else { throw c.missing("status") }
         self.status = VerifyReceiptStatus(rawValue: code)
     }
 }

@@ -18,6 +18,10 @@ enum Fixtures {
         String(decoding: try data(name), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    static func decode<T: Decodable>(_ type: T.Type, _ name: String) throws -> T {
+        try JSONDecoder().decode(type, from: try data(name))
+    }
+
     static func verifyReceipt(_ name: String) throws -> VerifyReceiptResponse {
         try VerifyReceiptResponse(jsonBytes: try data(name))
     }

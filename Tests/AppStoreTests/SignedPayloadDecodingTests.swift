@@ -6,13 +6,9 @@ import Testing
 /// app-store-server-library's decoded payload models: what is inside a JWS, read directly.
 @Suite("Decoded signed payloads")
 struct SignedPayloadDecodingTests {
-    func decode<T: Decodable>(_ type: T.Type, _ name: String) throws -> T {
-        try JSONDecoder().decode(type, from: try Fixtures.data(name))
-    }
-
     @Test("a decoded transaction reads ids, dates, revocation, price in milliunits and offer")
     func transaction() throws {
-        let t = try decode(SignedTransaction.self, "jws-decoded-transaction-autorenew-asslib.json")
+        let t = try Fixtures.decode(SignedTransaction.self, "jws-decoded-transaction-autorenew-asslib.json")
         #expect(t.transactionId == "23456")
         #expect(t.originalTransactionId == "12345")
         #expect(t.webOrderLineItemId == "34343")
@@ -42,7 +38,7 @@ struct SignedPayloadDecodingTests {
 
     @Test("a prorated refund reads its revocation type and percentage")
     func prorated() throws {
-        let t = try decode(SignedTransaction.self, "jws-decoded-transaction-revocation-prorated-asslib.json")
+        let t = try Fixtures.decode(SignedTransaction.self, "jws-decoded-transaction-revocation-prorated-asslib.json")
         #expect(t.revocationType == .refundProrated)
         #expect(t.revocationPercentage == 50_000)
         #expect(t.price == 10_990)
@@ -50,7 +46,7 @@ struct SignedPayloadDecodingTests {
 
     @Test("decoded renewal info reads billing retry, grace period, renewal price and crossgrade")
     func renewalInfo() throws {
-        let r = try decode(SignedRenewalInfo.self, "jws-decoded-renewalinfo-billing-retry-grace-asslib.json")
+        let r = try Fixtures.decode(SignedRenewalInfo.self, "jws-decoded-renewalinfo-billing-retry-grace-asslib.json")
         #expect(r.expirationIntent == .customerCancelled)
         #expect(r.originalTransactionId == "12345")
         #expect(r.autoRenewProductId == "com.example.product.2")
@@ -68,7 +64,7 @@ struct SignedPayloadDecodingTests {
 
     @Test("a decoded SUBSCRIBED notification reads type, subtype, uuid and data")
     func subscribed() throws {
-        let n = try decode(NotificationV2Payload.self, "notification-v2-decoded-subscribed-initial_buy-asslib.json")
+        let n = try Fixtures.decode(NotificationV2Payload.self, "notification-v2-decoded-subscribed-initial_buy-asslib.json")
         #expect(n.notificationType == .subscribed)
         #expect(n.rawSubtype == "INITIAL_BUY")
         #expect(n.notificationUUID == "002e14d5-51f5-4503-b5a8-c3a1af68eb20")
@@ -81,7 +77,7 @@ struct SignedPayloadDecodingTests {
 
     @Test("a decoded CONSUMPTION_REQUEST keeps its reason")
     func consumptionRequest() throws {
-        let n = try decode(NotificationV2Payload.self, "notification-v2-decoded-consumption_request-asslib.json")
+        let n = try Fixtures.decode(NotificationV2Payload.self, "notification-v2-decoded-consumption_request-asslib.json")
         #expect(n.notificationType == .consumptionRequest)
         #expect(n.rawSubtype == nil)
         #expect(n.data?.rawConsumptionRequestReason == "UNINTENDED_PURCHASE")
@@ -97,13 +93,9 @@ struct SignedPayloadDecodingTests {
 
 @Suite("App Store Server API bodies")
 struct ServerAPIResponseTests {
-    func decode<T: Decodable>(_ type: T.Type, _ name: String) throws -> T {
-        try JSONDecoder().decode(type, from: try Fixtures.data(name))
-    }
-
     @Test("a transaction history page reads revision, hasMore and its signed transactions")
     func history() throws {
-        let page = try decode(SignedTransactionPage.self, "api-transaction-history-response-asslib.json")
+        let page = try Fixtures.decode(SignedTransactionPage.self, "api-transaction-history-response-asslib.json")
         #expect(page.revision == "revision_output" && page.hasMore == true)
         #expect(page.bundleId == "com.example" && page.appAppleId == 323232)
         #expect(page.environment == .localTesting)
@@ -112,14 +104,14 @@ struct ServerAPIResponseTests {
 
     @Test("a refund history page reads the same shape")
     func refunds() throws {
-        let page = try decode(SignedTransactionPage.self, "api-refund-history-response-asslib.json")
+        let page = try Fixtures.decode(SignedTransactionPage.self, "api-refund-history-response-asslib.json")
         #expect(page.signedTransactions == ["signed_transaction_one", "signed_transaction_two"])
         #expect(page.hasMore == true && page.bundleId == nil)
     }
 
     @Test("all subscription statuses read groups and active, revoked and expired statuses")
     func statuses() throws {
-        let response = try decode(SubscriptionStatusesResponse.self, "api-all-subscription-statuses-response-asslib.json")
+        let response = try Fixtures.decode(SubscriptionStatusesResponse.self, "api-all-subscription-statuses-response-asslib.json")
         #expect(response.appAppleId == 5_454_545)
         #expect(response.data.map(\.subscriptionGroupIdentifier) == ["sub_group_one", "sub_group_two"])
         #expect(response.data.flatMap(\.lastTransactions).map(\.status) == [.active, .revoked, .expired])
@@ -128,10 +120,10 @@ struct ServerAPIResponseTests {
 
     @Test("error bodies read their code and say whether to retry")
     func errors() throws {
-        let notFound = try decode(ServerAPIErrorBody.self, "api-error-transaction-id-not-found-asslib.json")
+        let notFound = try Fixtures.decode(ServerAPIErrorBody.self, "api-error-transaction-id-not-found-asslib.json")
         #expect(notFound.errorCode == 4_040_010 && notFound.errorMessage == "Transaction id not found.")
         #expect(!notFound.isRetryable)
-        let rateLimit = try decode(ServerAPIErrorBody.self, "api-error-rate-limit-asslib.json")
+        let rateLimit = try Fixtures.decode(ServerAPIErrorBody.self, "api-error-rate-limit-asslib.json")
         #expect(rateLimit.errorCode == 4_290_000 && rateLimit.isRetryable)
     }
 }
