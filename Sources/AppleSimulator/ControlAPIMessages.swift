@@ -12,38 +12,24 @@ enum ControlAPI {
         var bundleId: String?
     }
 
+    /// The transaction as `GET /control/transactions/{id}` shows it, plus what the device
+    /// holds: `receipt_data` (for `/v1/receipts`) and `signed_transaction` (for `/v1/transactions`).
     struct PurchaseResponse: Encodable {
-        var transactionId: String
-        var originalTransactionId: String
-        var webOrderLineItemId: String?
-        var productId: String
-        var appleId: String
-        var environment: String
-        var purchaseDateMs: Int64
-        var expiresDateMs: Int64?
-        var isTrialPeriod: Bool
-        var priceMilliunits: Int64
-        var currency: String
-        /// What the device sends to the ledger's `/v1/receipts`.
-        var receiptData: String
-        /// What the device sends to the ledger's `/v1/transactions`.
-        var signedTransaction: String
+        var result: PurchaseResult
 
         init(_ result: PurchaseResult) {
-            let t = result.transaction
-            transactionId = t.transactionId
-            originalTransactionId = t.originalTransactionId
-            webOrderLineItemId = t.webOrderLineItemId
-            productId = t.productId
-            appleId = t.appleId
-            environment = t.environment.rawValue
-            purchaseDateMs = t.purchaseDateMs
-            expiresDateMs = t.expiresDateMs
-            isTrialPeriod = t.isTrialPeriod
-            priceMilliunits = t.priceMilliunits
-            currency = t.currency
-            receiptData = result.receiptData
-            signedTransaction = result.signedTransaction
+            self.result = result
+        }
+
+        private enum Keys: String, CodingKey {
+            case receiptData, signedTransaction
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try result.transaction.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(result.receiptData, forKey: .receiptData)
+            try container.encode(result.signedTransaction, forKey: .signedTransaction)
         }
     }
 

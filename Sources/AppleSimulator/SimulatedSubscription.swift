@@ -27,6 +27,12 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     /// True once the subscription lapsed for good (auto-renew off, retry ended, or revoked).
     public var hasEnded: Bool
 
+    /// Leaves billing retry (recovered, expired or refunded): no retry, no grace period.
+    mutating func leaveBillingRetry() {
+        billingRetrySinceMs = nil
+        gracePeriodExpiresDateMs = nil
+    }
+
     /// Whether the subscription still gives access at `nowMs` (paid period or grace).
     public func isActive(at nowMs: Int64) -> Bool {
         if isRevoked { return false }

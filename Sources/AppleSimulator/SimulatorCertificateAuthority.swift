@@ -30,49 +30,46 @@ public struct SimulatorCertificateAuthority: Sendable {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
-        let rootName = try DistinguishedName {
-            CommonName("PurchaseLedger Simulator Root CA")
-            OrganizationName("PurchaseLedger AppleSimulator")
+        func name(_ commonName: String) throws -> DistinguishedName {
+            try DistinguishedName {
+                CommonName(commonName)
+                OrganizationName("PurchaseLedger AppleSimulator")
+            }
         }
-        let intermediateName = try DistinguishedName {
-            CommonName("PurchaseLedger Simulator Intermediate CA")
-            OrganizationName("PurchaseLedger AppleSimulator")
-        }
-        let leafName = try DistinguishedName {
-            CommonName("PurchaseLedger Simulator Store Signer")
-            OrganizationName("PurchaseLedger AppleSimulator")
-        }
+        let rootName = try name("PurchaseLedger Simulator Root CA")
+        let intermediateName = try name("PurchaseLedger Simulator Intermediate CA")
+        let leafName = try name("PurchaseLedger Simulator Store Signer")
         let null: ArraySlice<UInt8> = [0x05, 0x00]  // ASN.1 NULL, the value Apple's markers carry
 
-        let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: notBefore, notValidAfter: notAfter, issuer: rootName, subject: rootName,
-            signatureAlgorithm: .ecdsaWithSHA256,
+        func issue(
+            _ key: P256.Signing.PrivateKey, subject: DistinguishedName, issuer: DistinguishedName,
+            signedBy issuerKey: P256.Signing.PrivateKey, extensions: Certificate.Extensions
+        ) throws -> Certificate {
+            try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
+                notValidBefore: notBefore, notValidAfter: notAfter, issuer: issuer, subject: subject,
+                signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: .init(issuerKey))
+        }
+        let root = try issue(
+            rootKey, subject: rootName, issuer: rootName, signedBy: rootKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            },
-            issuerPrivateKey: .init(rootKey))
-        let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: notBefore, notValidAfter: notAfter, issuer: rootName, subject: intermediateName,
-            signatureAlgorithm: .ecdsaWithSHA256,
+            })
+        let intermediate = try issue(
+            intermediateKey, subject: intermediateName, issuer: rootName, signedBy: rootKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 Certificate.Extension(oid: Self.intermediateMarker, critical: false, value: null)
-            },
-            issuerPrivateKey: .init(rootKey))
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey),
-            notValidBefore: notBefore, notValidAfter: notAfter, issuer: intermediateName, subject: leafName,
-            signatureAlgorithm: .ecdsaWithSHA256,
+            })
+        let leaf = try issue(
+            leafKey, subject: leafName, issuer: intermediateName, signedBy: intermediateKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 Certificate.Extension(oid: Self.leafMarker, critical: false, value: null)
-            },
-            issuerPrivateKey: .init(intermediateKey))
+            })
 
         func der(_ certificate: Certificate) throws -> [UInt8] {
             var serializer = DER.Serializer()

@@ -80,8 +80,7 @@ extension SimulatorState {
             revived.autoRenewEnabled = true
             revived.latestTransactionId = transaction.transactionId
             revived.expiresDateMs = nowMs + periodMs
-            revived.billingRetrySinceMs = nil
-            revived.gracePeriodExpiresDateMs = nil
+            revived.leaveBillingRetry()
             revived.expirationIntent = nil
             revived.isRevoked = false
             revived.hasEnded = false
@@ -126,8 +125,7 @@ extension SimulatorState {
             subscription.isRevoked = true
             subscription.hasEnded = true
             subscription.autoRenewEnabled = false
-            subscription.billingRetrySinceMs = nil
-            subscription.gracePeriodExpiresDateMs = nil
+            subscription.leaveBillingRetry()
             subscriptions[subscription.originalTransactionId] = subscription
         }
         return PurchaseOutcome(transaction: transaction, receiptNumber: nil, events: [event("REFUND", "REFUND", nil, transaction)])

@@ -112,8 +112,7 @@ extension SimulatorState {
         var subscription = try self.subscription(originalTransactionId)
         let latest = try self.transaction(subscription.latestTransactionId)
         if subscription.billingRetrySinceMs != nil {
-            subscription.billingRetrySinceMs = nil
-            subscription.gracePeriodExpiresDateMs = nil
+            subscription.leaveBillingRetry()
             subscription.hasEnded = true
             subscriptions[originalTransactionId] = subscription
             return [event(nil, "EXPIRED", "BILLING_RETRY", latest)]
@@ -146,8 +145,7 @@ extension SimulatorState {
         subscription.productId = product.productId
         subscription.latestTransactionId = renewal.transactionId
         subscription.expiresDateMs = renewal.expiresDateMs ?? startMs
-        subscription.billingRetrySinceMs = nil
-        subscription.gracePeriodExpiresDateMs = nil
+        subscription.leaveBillingRetry()
         subscription.expirationIntent = nil
         subscriptions[originalTransactionId] = subscription
         return renewal
