@@ -87,15 +87,9 @@ struct AppStoreClientTests {
     @Test("a subscription renewed twice, upgraded and refunded decodes to exactly what was simulated")
     func subscriptionDecodes() async throws {
         try await SimulatorHarness.withServer { running in
-            let simulator = running.simulator
             let day = SimulatorHarness.dayMs, start = SimulatorHarness.startMs
-            let first = try await simulator.purchase(appleId: "u", productId: "com.example.pro.monthly")
-            try await simulator.advance(days: 40)
-            let upgrade = try #require(
-                try await simulator.changeProduct(originalTransactionId: first.transactionId, to: "com.example.pro.yearly"))
-            try await simulator.advance(days: 2)
-            try await simulator.refund(transactionId: upgrade.transactionId, reason: 0)
-            let simulated = simulator.transactions(of: "u")
+            let scenario = try await Scenario.renewedTwiceUpgradedRefunded(running.simulator, appleId: "u")
+            let first = scenario.first, upgrade = scenario.upgrade, simulated = scenario.transactions
             #expect(simulated.count == 4)
 
             let outcome = try await Self.client(running).verify(receiptData: upgrade.receiptData)

@@ -13,9 +13,8 @@ struct FailureInjectionTests {
             let first = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json
             #expect(first?["status"] as? Int == status)
             #expect(first?["is-retryable"] as? Bool == (status == 21100 ? true : nil))
-            #expect(try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int == status)
-            let status1 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int
-            #expect(status1 == 0)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) == status)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) == 0)
         }
     }
 
@@ -26,15 +25,13 @@ struct FailureInjectionTests {
             running.simulator.injectFailure(FailureRule(.httpStatus(500), .next(1), endpoint: .sandbox))
             running.simulator.injectFailure(FailureRule(.malformedBody, .next(1), endpoint: .sandbox))
             // The production endpoint is untouched by sandbox-only rules.
-            let status2 = try await RawHTTP.verify(running.productionURL, receipt: purchase.receiptData).json?["status"] as? Int
-            #expect(status2 == 21007)
+            #expect(try await RawHTTP.verifyStatus(running.productionURL, receipt: purchase.receiptData) == 21007)
             let failed = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData)
             #expect(failed.status == 500)
             let malformed = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData)
             #expect(malformed.status == 200)
             #expect(malformed.json == nil)
-            let status3 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int
-            #expect(status3 == 0)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) == 0)
         }
     }
 
@@ -58,7 +55,7 @@ struct FailureInjectionTests {
                 running.simulator.injectFailure(FailureRule(.status(21005), .fraction(0.5)))
                 var statuses: [Int] = []
                 for _ in 0..<20 {
-                    statuses.append(try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int ?? -1)
+                    statuses.append(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) ?? -1)
                 }
                 return statuses
             }
@@ -77,14 +74,12 @@ struct FailureInjectionTests {
             let created = try await RawHTTP.post(
                 "\(running.baseURL)/control/failures", json: ["status": 21009, "next": 5, "endpoint": "sandbox"])
             #expect(created.status == 201)
-            let status4 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int
-            #expect(status4 == 21009)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) == 21009)
             #expect(try await RawHTTP.post("\(running.baseURL)/control/failures", json: ["next": 1]).status == 400)
             var delete = HTTPClientRequest(url: "\(running.baseURL)/control/failures")
             delete.method = .DELETE
             #expect(try await HTTPClient.shared.execute(delete, timeout: .seconds(5)).status.code == 204)
-            let status5 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int
-            #expect(status5 == 0)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) == 0)
         }
     }
 }

@@ -32,24 +32,16 @@ struct ReceiptContentTests {
         try await SimulatorHarness.withServer { running in
             let simulator = running.simulator
             let day = SimulatorHarness.dayMs, start = SimulatorHarness.startMs
-            let trial = try await simulator.purchase(appleId: "sub", productId: "com.example.pro.monthly")
-            let original = trial.transactionId
-            #expect(trial.transaction.isTrialPeriod)
-            #expect(trial.transaction.expiresDateMs == start + 7 * day)
-            try await simulator.advance(days: 40)  // trial ends day 7 → renewal to day 37 → renewal to day 67
-            let history = simulator.transactions(of: "sub")
-            #expect(history.count == 3)
+            let scenario = try await Scenario.renewedTwiceUpgradedRefunded(simulator, appleId: "sub")
+            let original = scenario.first.transactionId, upgrade = scenario.upgrade
+            let history = Array(scenario.transactions.prefix(3))
+            #expect(scenario.first.transaction.isTrialPeriod)
+            #expect(scenario.first.transaction.expiresDateMs == start + 7 * day)
             #expect(history.map(\.purchaseDateMs) == [start, start + 7 * day, start + 37 * day])
-            #expect(Set(history.map(\.originalTransactionId)) == [original])
-            #expect(Set(history.compactMap(\.webOrderLineItemId)).count == 3)
-
-            let upgrade = try #require(
-                try await simulator.changeProduct(originalTransactionId: original, to: "com.example.pro.yearly"))
-            #expect(upgrade.transaction.originalTransactionId == original)
+            #expect(Set(scenario.transactions.map(\.originalTransactionId)) == [original])
+            #expect(Set(scenario.transactions.compactMap(\.webOrderLineItemId)).count == 4)
             #expect(upgrade.transaction.purchaseDateMs == start + 40 * day)
             #expect(upgrade.transaction.expiresDateMs == start + 405 * day)
-            try await simulator.advance(days: 1)
-            try await simulator.refund(transactionId: upgrade.transactionId, reason: 1)
 
             let json = try await RawHTTP.verify(running.sandboxURL, receipt: upgrade.receiptData).json
             #expect(json?["status"] as? Int == 0)
@@ -69,7 +61,7 @@ struct ReceiptContentTests {
             #expect(upgraded["cancellation_reason"] == nil)
             let refunded = try #require(byId[upgrade.transactionId])
             #expect(refunded["product_id"] as? String == "com.example.pro.yearly")
-            #expect(refunded["cancellation_date_ms"] as? String == String(start + 41 * day))
+            #expect(refunded["cancellation_date_ms"] as? String == String(start + 42 * day))
             #expect(refunded["cancellation_reason"] as? String == "1")
             #expect(refunded["subscription_group_identifier"] as? String == "20654194")
 

@@ -65,11 +65,42 @@ enum RawHTTP {
         return Reply(status: Int(response.status.code), body: Data(buffer.readableBytesView))
     }
 
+    /// The `status` verifyReceipt answers on `url`; nil when the body has none.
+    static func verifyStatus(_ url: String, receipt: String, password: String? = nil) async throws -> Int? {
+        try await verify(url, receipt: receipt, password: password).json?["status"] as? Int
+    }
+
     /// verifyReceipt on `url` with Apple's request body.
     static func verify(_ url: String, receipt: String, password: String? = nil, excludeOld: Bool = false) async throws -> Reply {
         var body: [String: Any] = ["receipt-data": receipt, "exclude-old-transactions": excludeOld]
         if let password { body["password"] = password }
         return try await post(url, json: body)
+    }
+}
+
+/// The scenario issue 3 names: a monthly subscription with a 7-day trial, renewed twice (days 7
+/// and 37), upgraded to yearly on day 40, that upgrade refunded on day 42.
+enum Scenario {
+    struct RenewedUpgradedRefunded {
+        var first: PurchaseResult
+        var upgrade: PurchaseResult
+        /// Every transaction as simulated: trial, two renewals, the upgrade.
+        var transactions: [SimulatedTransaction]
+    }
+
+    static func renewedTwiceUpgradedRefunded(_ simulator: AppleSimulator, appleId: String) async throws -> RenewedUpgradedRefunded {
+        let first = try await simulator.purchase(appleId: appleId, productId: "com.example.pro.monthly")
+        try await simulator.advance(days: 40)
+        guard let upgrade = try await simulator.changeProduct(
+            originalTransactionId: first.transactionId, to: "com.example.pro.yearly")
+        else { throw ScenarioError.noUpgrade }
+        try await simulator.advance(days: 2)
+        try await simulator.refund(transactionId: upgrade.transactionId, reason: 1)
+        return RenewedUpgradedRefunded(first: first, upgrade: upgrade, transactions: simulator.transactions(of: appleId))
+    }
+
+    enum ScenarioError: Error {
+        case noUpgrade
     }
 }
 

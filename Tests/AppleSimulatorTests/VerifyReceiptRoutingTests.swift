@@ -11,15 +11,10 @@ struct VerifyReceiptRoutingTests {
             let production = try await running.simulator.purchase(
                 appleId: "customer", productId: "com.example.removeads", environment: .production)
 
-            let status1 = try await RawHTTP.verify(running.productionURL, receipt: sandbox.receiptData).json?["status"] as? Int
-
-            #expect(status1 == 21007)
-            let status2 = try await RawHTTP.verify(running.sandboxURL, receipt: production.receiptData).json?["status"] as? Int
-            #expect(status2 == 21008)
-            let status3 = try await RawHTTP.verify(running.sandboxURL, receipt: sandbox.receiptData).json?["status"] as? Int
-            #expect(status3 == 0)
-            let status4 = try await RawHTTP.verify(running.productionURL, receipt: production.receiptData).json?["status"] as? Int
-            #expect(status4 == 0)
+            #expect(try await RawHTTP.verifyStatus(running.productionURL, receipt: sandbox.receiptData) == 21007)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: production.receiptData) == 21008)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: sandbox.receiptData) == 0)
+            #expect(try await RawHTTP.verifyStatus(running.productionURL, receipt: production.receiptData) == 0)
             #expect(running.simulator.verifyReceiptCalls == [.production: 2, .sandbox: 2])
         }
     }
@@ -28,30 +23,24 @@ struct VerifyReceiptRoutingTests {
     func wrongSecret() async throws {
         try await SimulatorHarness.withServer(SimulatorHarness.configuration(sharedSecret: "s3cret")) { running in
             let purchase = try await running.simulator.purchase(appleId: "a", productId: "com.example.pro.monthly")
-            let status5 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData, password: "nope").json?["status"] as? Int
-            #expect(status5 == 21004)
-            let status6 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json?["status"] as? Int
-            #expect(status6 == 21004)
-            let status7 = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData, password: "s3cret").json?["status"] as? Int
-            #expect(status7 == 0)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData, password: "nope") == 21004)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData) == 21004)
+            #expect(try await RawHTTP.verifyStatus(running.sandboxURL, receipt: purchase.receiptData, password: "s3cret") == 0)
         }
     }
 
     @Test("unreadable requests answer 21000, 21002 and 21003 as Apple does")
     func garbage() async throws {
         try await SimulatorHarness.withServer { running in
-            let status8 = try await RawHTTP.post(running.productionURL, body: Data("not json".utf8)).json?["status"] as? Int
-            #expect(status8 == 21000)
-            let status9 = try await RawHTTP.post(running.productionURL, json: ["password": "x"]).json?["status"] as? Int
-            #expect(status9 == 21002)
-            let status10 = try await RawHTTP.verify(running.productionURL, receipt: "%%% not base64 %%%").json?["status"] as? Int
-            #expect(status10 == 21002)
+            let notJSON = try await RawHTTP.post(running.productionURL, body: Data("not json".utf8)).json?["status"] as? Int
+            #expect(notJSON == 21000)
+            let noReceipt = try await RawHTTP.post(running.productionURL, json: ["password": "x"]).json?["status"] as? Int
+            #expect(noReceipt == 21002)
+            #expect(try await RawHTTP.verifyStatus(running.productionURL, receipt: "%%% not base64 %%%") == 21002)
             let forged = Data("PLSIM1.production.1.00ff".utf8).base64EncodedString()
-            let status11 = try await RawHTTP.verify(running.productionURL, receipt: forged).json?["status"] as? Int
-            #expect(status11 == 21003)
+            #expect(try await RawHTTP.verifyStatus(running.productionURL, receipt: forged) == 21003)
             let foreign = Data((0..<64).map { UInt8($0) }).base64EncodedString()
-            let status12 = try await RawHTTP.verify(running.productionURL, receipt: foreign).json?["status"] as? Int
-            #expect(status12 == 21003)
+            #expect(try await RawHTTP.verifyStatus(running.productionURL, receipt: foreign) == 21003)
         }
     }
 
