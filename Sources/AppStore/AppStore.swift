@@ -1,1 +1,0 @@
-// The AppStore module; see ARCHITECTURE §2.

@@ -1,0 +1,48 @@
+/// The decoded payload of signed renewal information (`JWSRenewalInfo`): what happens at the
+/// next renewal of one subscription.
+///
+/// Dates are milliseconds since 1970, UTC; `renewalPrice` is in milliunits of `currency`.
+/// https://developer.apple.com/documentation/appstoreserverapi/jwsrenewalinfodecodedpayload
+public struct SignedRenewalInfo: Hashable, Sendable, Codable {
+    public var originalTransactionId: String?
+    public var productId: String?
+    public var autoRenewProductId: String?
+    /// 1 when the subscription will renew, 0 when the customer turned renewal off.
+    public var autoRenewStatus: Int?
+    public var rawExpirationIntent: Int?
+    public var isInBillingRetryPeriod: Bool?
+    public var priceIncreaseStatus: Int?
+    /// End of the billing grace period; milliseconds since 1970, UTC.
+    public var gracePeriodExpiresDate: Int64?
+    public var rawOfferType: Int?
+    public var offerIdentifier: String?
+    /// When Apple signed this payload; milliseconds since 1970, UTC.
+    public var signedDate: Int64?
+    public var rawEnvironment: String?
+    public var recentSubscriptionStartDate: Int64?
+    /// Next renewal; milliseconds since 1970, UTC.
+    public var renewalDate: Int64?
+    /// The price of the next renewal in milliunits of `currency`.
+    public var renewalPrice: Int64?
+    public var currency: String?
+    public var rawOfferDiscountType: String?
+    public var eligibleWinBackOfferIds: [String]?
+    public var appTransactionId: String?
+    public var offerPeriod: String?
+    public var appAccountToken: String?
+
+    public var willAutoRenew: Bool? { autoRenewStatus.map { $0 == 1 } }
+    public var expirationIntent: ExpirationIntent? { rawExpirationIntent.flatMap(ExpirationIntent.init(rawValue:)) }
+    public var offerType: OfferType? { rawOfferType.flatMap(OfferType.init(rawValue:)) }
+    public var environment: AppStoreEnvironment? { rawEnvironment.flatMap(AppStoreEnvironment.init(appleValue:)) }
+    public var offerDiscountType: OfferDiscountType? { rawOfferDiscountType.flatMap(OfferDiscountType.init(rawValue:)) }
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionId, productId, autoRenewProductId, autoRenewStatus
+        case rawExpirationIntent = "expirationIntent", isInBillingRetryPeriod, priceIncreaseStatus
+        case gracePeriodExpiresDate, rawOfferType = "offerType", offerIdentifier, signedDate
+        case rawEnvironment = "environment", recentSubscriptionStartDate, renewalDate, renewalPrice
+        case currency, rawOfferDiscountType = "offerDiscountType", eligibleWinBackOfferIds
+        case appTransactionId, offerPeriod, appAccountToken
+    }
+}

@@ -1,0 +1,69 @@
+/// The decoded payload of a signed transaction (`JWSTransaction`): inside a v2 notification's
+/// `signedTransactionInfo`, a StoreKit 2 `jwsRepresentation`, or an App Store Server API answer.
+///
+/// Dates are milliseconds since 1970, UTC. `price` is in milliunits of `currency` (10990 =
+/// 10.99 USD). Enumerations keep Apple's raw value; unknown fields are ignored (the verified JWS
+/// payload bytes are kept by `Verified`).
+/// https://developer.apple.com/documentation/appstoreserverapi/jwstransactiondecodedpayload
+public struct SignedTransaction: Hashable, Sendable, Codable {
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var webOrderLineItemId: String?
+    public var bundleId: String?
+    public var productId: String?
+    public var subscriptionGroupIdentifier: String?
+    /// Milliseconds since 1970, UTC.
+    public var purchaseDate: Int64?
+    public var originalPurchaseDate: Int64?
+    public var expiresDate: Int64?
+    public var quantity: Int64?
+    /// `type` as sent; see `type`.
+    public var rawType: String?
+    /// The UUID the app passed to StoreKit (`appAccountToken`), lower-case text as sent.
+    public var appAccountToken: String?
+    public var rawInAppOwnershipType: String?
+    /// When Apple signed this payload; milliseconds since 1970, UTC. Chains are checked at it.
+    public var signedDate: Int64?
+    public var rawRevocationReason: Int?
+    /// When Apple refunded or revoked it; milliseconds since 1970, UTC.
+    public var revocationDate: Int64?
+    public var isUpgraded: Bool?
+    public var rawOfferType: Int?
+    public var offerIdentifier: String?
+    public var rawEnvironment: String?
+    /// Three-letter country code of the App Store storefront (`USA`), and Apple's storefront id.
+    public var storefront: String?
+    public var storefrontId: String?
+    public var rawTransactionReason: String?
+    /// Price in milliunits of `currency`, tax included.
+    public var price: Int64?
+    /// ISO 4217 currency code of `price`.
+    public var currency: String?
+    public var rawOfferDiscountType: String?
+    public var appTransactionId: String?
+    /// ISO 8601 duration of the offer (`P1Y`).
+    public var offerPeriod: String?
+    public var rawRevocationType: String?
+    /// Refunded share in thousandths of a percent (50000 = 50 %).
+    public var revocationPercentage: Int64?
+
+    public var type: ProductType? { rawType.flatMap(ProductType.init(rawValue:)) }
+    public var inAppOwnershipType: InAppOwnershipType? { rawInAppOwnershipType.flatMap(InAppOwnershipType.init(rawValue:)) }
+    public var revocationReason: RevocationReason? { rawRevocationReason.flatMap(RevocationReason.init(rawValue:)) }
+    public var offerType: OfferType? { rawOfferType.flatMap(OfferType.init(rawValue:)) }
+    public var environment: AppStoreEnvironment? { rawEnvironment.flatMap(AppStoreEnvironment.init(appleValue:)) }
+    public var transactionReason: TransactionReason? { rawTransactionReason.flatMap(TransactionReason.init(rawValue:)) }
+    public var offerDiscountType: OfferDiscountType? { rawOfferDiscountType.flatMap(OfferDiscountType.init(rawValue:)) }
+    public var revocationType: RevocationType? { rawRevocationType.flatMap(RevocationType.init(rawValue:)) }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionId, originalTransactionId, webOrderLineItemId, bundleId, productId
+        case subscriptionGroupIdentifier, purchaseDate, originalPurchaseDate, expiresDate, quantity
+        case rawType = "type", appAccountToken, rawInAppOwnershipType = "inAppOwnershipType", signedDate
+        case rawRevocationReason = "revocationReason", revocationDate, isUpgraded
+        case rawOfferType = "offerType", offerIdentifier, rawEnvironment = "environment"
+        case storefront, storefrontId, rawTransactionReason = "transactionReason", price, currency
+        case rawOfferDiscountType = "offerDiscountType", appTransactionId, offerPeriod
+        case rawRevocationType = "revocationType", revocationPercentage
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// The device's and Apple's actions. Each mutates state under the lock, then posts the
+/// notifications Apple would send, outside it.
+extension AppleSimulator {
+    /// Buys a product for a simulated Apple ID (created on first use in `environment`).
+    ///
+    /// - Parameters:
+    ///   - quantity: units of a consumable; 1 otherwise.
+    ///   - appAccountToken: the UUID the app passed to StoreKit (the ledger's order token).
+    ///   - bundleId: the app, when not the configured one (for bundle-mismatch tests); fixed
+    ///     per Apple ID at its first purchase.
+    @discardableResult
+    public func purchase(
+        appleId: String, productId: String, environment: SimulatedEnvironment = .sandbox, quantity: Int = 1,
+        appAccountToken: UUID? = nil, bundleId: String? = nil
+    ) async throws -> PurchaseResult {
+        let outcome = try await perform {
+            try $0.purchase(
+                appleId: appleId, productId: productId, environment: environment, quantity: quantity,
+                appAccountToken: appAccountToken, bundleId: bundleId)
+        }
+        return try result(outcome)
+    }
+
+    /// Marks a transaction finished (`SKPaymentQueue.finishTransaction`): a finished consumable
+    /// is absent from receipts issued afterwards.
+    public func finish(transactionId: String) throws {
+        try core.withLock { try $0.state.finish(transactionId) }
+    }
+
+    /// Refunds a transaction now (`cancellation_date_ms`; `reason` 0 other, 1 app issue) and
+    /// sends REFUND.
+    @discardableResult
+    public func refund(transactionId: String, reason: Int = 0) async throws -> SimulatedTransaction {
+        let outcome = try await perform { try $0.refund(transactionId, reason: reason) }
+        return try outcome.transaction ?? transaction(transactionId)
+    }
+
+    /// Turns auto-renew off (the user cancelled in Settings) or back on.
+    public func setAutoRenew(originalTransactionId: String, enabled: Bool) async throws {
+        _ = try await perform { try $0.setAutoRenew(originalTransactionId, enabled: enabled) }
+    }
+
+    /// Moves the subscription to another product of its group: an upgrade happens now and
+    /// returns the new purchase; a downgrade waits for the next renewal and returns nil.
+    @discardableResult
+    public func changeProduct(originalTransactionId: String, to productId: String) async throws -> PurchaseResult? {
+        let outcome = try await perform { try $0.changeProduct(originalTransactionId, to: productId) }
+        return outcome.transaction == nil ? nil : try result(outcome)
+    }
+
+    /// Makes renewals of the subscription fail (billing retry, then grace if the product has
+    /// one) or succeed again; clearing during retry recovers now and returns the renewal.
+    @discardableResult
+    public func setBillingFails(originalTransactionId: String, _ fails: Bool) async throws -> SimulatedTransaction? {
+        try await perform { try $0.setBillingFails(originalTransactionId, fails: fails) }.transaction
+    }
+
+    /// Advances the simulated clock, renewing, failing and expiring subscriptions on the way.
+    /// - Returns: the simulated now afterwards, milliseconds since 1970 (UTC).
+    @discardableResult
+    public func advance(by duration: Duration) async throws -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        _ = try await perform { state in
+            PurchaseOutcome(transaction: nil, receiptNumber: nil, events: try state.advance(by: milliseconds))
+        }
+        return nowMilliseconds
+    }
+
+    /// Advances the simulated clock by whole days.
+    @discardableResult
+    public func advance(days: Int) async throws -> Int64 {
+        try await advance(by: .seconds(Int64(days) * 86_400))
+    }
+
+    /// Issues the device a fresh receipt (`SKReceiptRefreshRequest`) and returns its receipt-data.
+    public func refreshReceipt(appleId: String) throws -> String {
+        try core.withLock { _ = try $0.state.issueReceipt(for: appleId) }
+        return try receiptData(of: appleId)
+    }
+
+    /// Runs `operation` on the state, builds the notifications it caused while the state is
+    /// exactly as they describe it, then delivers them.
+    private func perform(_ operation: (inout SimulatorState) throws -> PurchaseOutcome) async throws -> PurchaseOutcome {
+        let settings = notificationSettings
+        let (outcome, notifications) = try core.withLock { core in
+            // Operations validate before they mutate, so a thrown error leaves the state as it was.
+            let outcome = try operation(&core.state)
+            var notifications: [OutgoingNotification] = []
+            for event in outcome.events {
+                do {
+                    notifications += try core.state.notifications(
+                        for: event, settings: settings, authority: certificateAuthority)
+                } catch {
+                    logger.error("could not build notification", metadata: ["type": "\(event.v2Type)", "error": "\(error)"])
+                }
+            }
+            return (outcome, notifications)
+        }
+        await deliver(notifications)
+        return outcome
+    }
+
+    private func result(_ outcome: PurchaseOutcome) throws -> PurchaseResult {
+        guard let transaction = outcome.transaction else {
+            throw SimulatorError(.invalidRequest, "the operation made no transaction")
+        }
+        let signed = try signedTransaction(transaction.transactionId)
+        return PurchaseResult(transaction: transaction, receiptData: try receiptData(of: transaction.appleId), signedTransaction: signed)
+    }
+}

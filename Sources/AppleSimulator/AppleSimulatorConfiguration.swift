@@ -1,0 +1,48 @@
+import Foundation
+
+extension AppleSimulator {
+    /// How a simulator is set up. Every field has a default fit for tests and the demo.
+    public struct Configuration: Sendable {
+        /// `bundle_id` of the app whose receipts the simulator issues (`APPLE_BUNDLE_ID`).
+        public var bundleId: String = "com.example.app"
+        /// The app's Apple id: `adam_id` in production receipts, `appAppleId` in v2 notifications.
+        public var appAppleId: Int64 = 1234
+        /// `bvrs` / `bundleVersion` in notifications.
+        public var bundleVersion: String = "1.0"
+        /// The shared secret (`APPLE_SHARED_SECRET`); when set, verifyReceipt with another
+        /// `password` answers 21004, and v1 notifications carry it. Nil: any password passes.
+        public var sharedSecret: String?
+        /// What the store sells.
+        public var products: [SimulatedProduct] = SimulatedProduct.defaultCatalog
+        /// Where the simulated clock starts; default: the wall clock at start, in whole seconds.
+        public var start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        /// Seed of every random choice (shuffles, failure fractions): same seed, same answers.
+        public var seed: UInt64 = 1
+        /// Where to post notifications (the ledger's `/v1/notifications/apple`); nil: build and
+        /// keep them (see `sentNotifications`) without posting.
+        public var notificationURL: String?
+        /// Which formats to send; Apple sends one per app, the simulator may send both.
+        public var notificationVersions: Set<NotificationVersion> = [.v2]
+        /// How long one notification post may take before it counts as failed.
+        public var notificationTimeout: Duration = .seconds(5)
+
+        public init() {}
+
+        /// The configuration the ledger's own variables imply (`CONTRACT.md`): `APPLE_BUNDLE_ID`,
+        /// `APPLE_SHARED_SECRET`, plus `APPLE_SIMULATOR_NOTIFICATION_URL`,
+        /// `APPLE_SIMULATOR_NOTIFICATION_VERSIONS` ("v1,v2") and `APPLE_SIMULATOR_SEED`.
+        public init(environment: [String: String]) {
+            self.init()
+            if let bundleId = environment["APPLE_BUNDLE_ID"], !bundleId.isEmpty { self.bundleId = bundleId }
+            if let secret = environment["APPLE_SHARED_SECRET"], !secret.isEmpty { sharedSecret = secret }
+            if let url = environment["APPLE_SIMULATOR_NOTIFICATION_URL"], !url.isEmpty { notificationURL = url }
+            if let versions = environment["APPLE_SIMULATOR_NOTIFICATION_VERSIONS"] {
+                let parsed = versions.split(separator: ",").compactMap {
+                    NotificationVersion(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased())
+                }
+                if !parsed.isEmpty { notificationVersions = Set(parsed) }
+            }
+            if let seed = environment["APPLE_SIMULATOR_SEED"].flatMap(UInt64.init) { self.seed = seed }
+        }
+    }
+}

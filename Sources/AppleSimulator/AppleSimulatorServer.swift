@@ -1,0 +1,107 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The simulator over HTTP: Apple's verifyReceipt endpoints plus the control API.
+///
+/// Routes (one port; the environment is the first path segment):
+/// - `POST /production/verifyReceipt`, `POST /sandbox/verifyReceipt` — Apple's request
+///   `{"receipt-data","password","exclude-old-transactions"}` and response format.
+/// - `GET /control/clock`, `POST /control/clock/advance {"days","seconds"}`
+/// - `POST /control/purchases {"apple_id","product_id","environment"?,"quantity"?,"app_account_token"?,"bundle_id"?}`
+///   → 201 `{"transaction_id",...,"receipt_data","signed_transaction"}`
+/// - `GET /control/transactions/{id}`, `GET .../{id}/signed`, `POST .../{id}/finish`,
+///   `POST .../{id}/refund {"reason"?}`
+/// - `GET /control/subscriptions/{original_transaction_id}`, `POST .../auto-renew {"enabled"}`,
+///   `POST .../product {"product_id"}` (201 upgrade / 202 at next renewal), `POST .../billing {"fails"}`
+/// - `GET /control/accounts/{apple_id}/receipt`, `POST .../receipt/refresh`, `GET .../transactions`
+/// - `GET|POST|DELETE /control/failures` (`{"status"|"http_status"|"delay_ms"|"malformed", "next"|"fraction", "endpoint"?}`),
+///   `GET /control/stats`
+/// - `GET /control/root-certificate` (DER), `GET /control/root-certificate.pem`,
+///   `GET /control/notifications`, `POST|GET /control/notification-sink`
+public struct AppleSimulatorServer: Sendable {
+    /// Default address of `purchase-ledger apple-simulator`: loopback, next to the ledger's 8080.
+    public static let defaultAddress = "127.0.0.1:8090"
+
+    public let simulator: AppleSimulator
+    let logger: Logger
+
+    public init(simulator: AppleSimulator, logger: Logger = Logger(label: "AppleSimulator")) {
+        self.simulator = simulator
+        self.logger = logger
+    }
+
+    /// Serves on `host:port` until SIGINT or SIGTERM: the entry point of
+    /// `purchase-ledger apple-simulator [--address HOST:PORT]`.
+    ///
+    /// - Parameters:
+    ///   - address: "HOST:PORT", e.g. `AppleSimulatorServer.defaultAddress`.
+    ///   - configuration: the store; see `AppleSimulator.Configuration(environment:)`.
+    ///   - rootCertificatePath: when given, the root's DER is written there before serving, for
+    ///     `APPLE_ROOT_CERTIFICATES`.
+    public static func run(
+        address: String, configuration: AppleSimulator.Configuration, rootCertificatePath: String? = nil,
+        logger: Logger = Logger(label: "AppleSimulator")
+    ) async throws {
+        let (host, port) = try parse(address: address)
+        let simulator = try AppleSimulator(configuration: configuration, logger: logger)
+        if let rootCertificatePath {
+            try Data(simulator.rootCertificateDER).write(to: URL(fileURLWithPath: rootCertificatePath))
+        }
+        let server = AppleSimulatorServer(simulator: simulator, logger: logger)
+        logger.info("Apple simulator listening", metadata: ["address": "\(host):\(port)"])
+        try await server.application(host: host, port: port, onRunning: { _ in }).runService()
+    }
+
+    /// Starts serving in the background on `host:port` (port 0: a free one) and returns once it
+    /// accepts connections. Stop it with `RunningAppleSimulator.stop()`.
+    public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> RunningAppleSimulator {
+        let (ports, continuation) = AsyncStream<Int?>.makeStream()
+        let application = application(host: host, port: port) { channel in
+            continuation.yield(channel.localAddress?.port)
+            continuation.finish()
+        }
+        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next(), let bound else {
+            // The server stopped before running: surface its error (e.g. address in use).
+            try await task.value
+            throw SimulatorError(.invalidRequest, "the simulator's server did not start on \(host):\(port)")
+        }
+        return RunningAppleSimulator(simulator: simulator, host: host, port: bound, group: group, task: task)
+    }
+
+    /// "HOST:PORT" → its parts; the port may be 0.
+    public static func parse(address: String) throws -> (host: String, port: Int) {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+            (0...65_535).contains(port), colon != address.startIndex
+        else {
+            throw SimulatorError(.invalidRequest, "address is HOST:PORT, not \(address)")
+        }
+        return (String(address[..<colon]), port)
+    }
+
+    func application(
+        host: String, port: Int, onRunning: @escaping @Sendable (any Channel) async -> Void
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        for environment in SimulatedEnvironment.allCases {
+            router.post("\(environment.pathSegment)/verifyReceipt") { [simulator] request, _ in
+                switch await simulator.answerVerifyReceipt(try await HTTPReplies.body(of: request), at: environment) {
+                case .json(let data): HTTPReplies.json(data)
+                case .httpStatus(let code): HTTPReplies.empty(.init(code: code))
+                }
+            }
+        }
+        ControlRoutes(simulator: simulator).register(on: router)
+        return Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "AppleSimulator"),
+            onServerRunning: onRunning, logger: logger)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// The payload of a StoreKit 2 signed transaction, as Apple's `JWSTransactionDecodedPayload`.
+///
+/// Dates are milliseconds since 1970 (UTC); `price` is in milliunits of `currency`.
+/// See https://developer.apple.com/documentation/appstoreserverapi/jwstransactiondecodedpayload
+struct SignedTransactionPayload: Encodable, Sendable {
+    var transactionId: String
+    var originalTransactionId: String
+    var webOrderLineItemId: String?
+    var bundleId: String
+    var productId: String
+    var subscriptionGroupIdentifier: String?
+    var purchaseDate: Int64
+    var originalPurchaseDate: Int64
+    var expiresDate: Int64?
+    var quantity: Int
+    var type: String
+    var appAccountToken: String?
+    var inAppOwnershipType: String
+    var signedDate: Int64
+    var revocationReason: Int?
+    var revocationDate: Int64?
+    var isUpgraded: Bool?
+    /// 1 introductory offer (the free trial here); nil without an offer.
+    var offerType: Int?
+    var environment: String
+    var transactionReason: String
+    var storefront: String
+    var storefrontId: String
+    var price: Int64
+    var currency: String
+
+    init(_ t: SimulatedTransaction, signedDate: Int64) {
+        transactionId = t.transactionId
+        originalTransactionId = t.originalTransactionId
+        webOrderLineItemId = t.webOrderLineItemId
+        bundleId = t.bundleId
+        productId = t.productId
+        subscriptionGroupIdentifier = t.subscriptionGroup
+        purchaseDate = t.purchaseDateMs
+        originalPurchaseDate = t.originalPurchaseDateMs
+        expiresDate = t.expiresDateMs
+        quantity = t.quantity
+        type = t.kind.jwsType
+        appAccountToken = t.appAccountToken?.uuidString.lowercased()
+        inAppOwnershipType = "PURCHASED"
+        self.signedDate = signedDate
+        revocationReason = t.isRefunded ? t.cancellationReason : nil
+        revocationDate = t.isRefunded ? t.cancellationDateMs : nil
+        isUpgraded = t.isUpgraded ? true : nil
+        offerType = t.isTrialPeriod ? 1 : nil
+        environment = t.environment.rawValue
+        transactionReason = t.transactionReason
+        storefront = "USA"
+        storefrontId = "143441"
+        price = t.priceMilliunits
+        currency = t.currency
+    }
+}
+
+/// The payload of a signed renewal info, as Apple's `JWSRenewalInfoDecodedPayload`.
+/// See https://developer.apple.com/documentation/appstoreserverapi/jwsrenewalinfodecodedpayload
+struct SignedRenewalInfoPayload: Encodable, Sendable {
+    var originalTransactionId: String
+    var productId: String
+    var autoRenewProductId: String
+    /// 1 on, 0 off.
+    var autoRenewStatus: Int
+    var expirationIntent: Int?
+    var isInBillingRetryPeriod: Bool?
+    var gracePeriodExpiresDate: Int64?
+    var renewalDate: Int64?
+    /// Price of the next period in milliunits of `currency`.
+    var renewalPrice: Int64?
+    var currency: String?
+    var recentSubscriptionStartDate: Int64
+    var signedDate: Int64
+    var environment: String
+
+    init(_ s: SimulatedSubscription, renewalProduct: SimulatedProduct?, startMs: Int64, signedDate: Int64) {
+        originalTransactionId = s.originalTransactionId
+        productId = s.productId
+        autoRenewProductId = s.autoRenewProductId
+        autoRenewStatus = s.autoRenewEnabled ? 1 : 0
+        expirationIntent = s.expirationIntent
+        isInBillingRetryPeriod = s.expirationIntent == 2 ? s.billingRetrySinceMs != nil : nil
+        gracePeriodExpiresDate = s.gracePeriodExpiresDateMs
+        renewalDate = s.hasEnded ? nil : s.expiresDateMs
+        renewalPrice = renewalProduct?.priceMilliunits
+        currency = renewalProduct?.currency
+        recentSubscriptionStartDate = startMs
+        self.signedDate = signedDate
+        environment = s.environment.rawValue
+    }
+}
+
+/// The payload of a v2 notification's `signedPayload`, as Apple's `ResponseBodyV2DecodedPayload`.
+/// See https://developer.apple.com/documentation/appstoreservernotifications/responsebodyv2decodedpayload
+struct NotificationV2Payload: Encodable, Sendable {
+    struct DataBody: Encodable, Sendable {
+        var appAppleId: Int64
+        var bundleId: String
+        var bundleVersion: String
+        var environment: String
+        var signedTransactionInfo: String
+        var signedRenewalInfo: String?
+        /// Subscription status: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+        var status: Int?
+    }
+
+    var notificationType: String
+    var subtype: String?
+    var notificationUUID: String
+    var data: DataBody
+    var version: String
+    var signedDate: Int64
+}

@@ -1,0 +1,71 @@
+/// A product the simulated App Store sells: what it is, what it costs, how it renews.
+///
+/// Prices are integer milliunits (1.99 USD = 1990), as in Apple's JWS `price`.
+/// Subscription periods are whole days of simulated time; the ledger only ever reads
+/// `expires_date_ms`, so calendar months are not needed to exercise it.
+public struct SimulatedProduct: Sendable, Codable, Hashable {
+    /// Apple's product types, with the raw values of the ledger's catalog (`CONTRACT.md`).
+    public enum Kind: String, Sendable, Codable, Hashable {
+        case consumable
+        case nonConsumable = "non_consumable"
+        case autoRenewable = "auto_renewable"
+        case nonRenewing = "non_renewing"
+
+        /// The JWS `type` field for this kind.
+        var jwsType: String {
+            switch self {
+            case .consumable: "Consumable"
+            case .nonConsumable: "Non-Consumable"
+            case .autoRenewable: "Auto-Renewable Subscription"
+            case .nonRenewing: "Non-Renewing Subscription"
+            }
+        }
+    }
+
+    public var productId: String
+    public var kind: Kind
+    /// Price of one unit in milliunits of `currency`.
+    public var priceMilliunits: Int64
+    /// ISO 4217 code, e.g. "USD".
+    public var currency: String
+    /// `subscription_group_identifier`; auto-renewables only.
+    public var subscriptionGroup: String?
+    /// Rank inside the group: 1 is the highest level of service. Moving to a lower number is an
+    /// upgrade (immediate), to a higher number a downgrade (at the next renewal), as Apple does.
+    public var groupLevel: Int?
+    /// Length of one paid period in days; auto-renewables (and non-renewing, for expiry) only.
+    public var periodDays: Int?
+    /// Length of the free trial in days offered to an Apple ID new to the group; nil: none.
+    public var trialDays: Int?
+    /// Billing grace period in days after a failed renewal; nil: no grace period.
+    public var gracePeriodDays: Int?
+
+    public init(
+        productId: String, kind: Kind, priceMilliunits: Int64, currency: String = "USD",
+        subscriptionGroup: String? = nil, groupLevel: Int? = nil, periodDays: Int? = nil,
+        trialDays: Int? = nil, gracePeriodDays: Int? = nil
+    ) {
+        self.productId = productId
+        self.kind = kind
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.subscriptionGroup = subscriptionGroup
+        self.groupLevel = groupLevel
+        self.periodDays = periodDays
+        self.trialDays = trialDays
+        self.gracePeriodDays = gracePeriodDays
+    }
+
+    /// The catalog used when none is given: the products of `CONTRACT.md`'s example plus a
+    /// yearly plan in the same group (to upgrade to) and a non-consumable.
+    public static let defaultCatalog: [SimulatedProduct] = [
+        SimulatedProduct(productId: "com.example.coins100", kind: .consumable, priceMilliunits: 990),
+        SimulatedProduct(productId: "com.example.removeads", kind: .nonConsumable, priceMilliunits: 2990),
+        SimulatedProduct(
+            productId: "com.example.pro.monthly", kind: .autoRenewable, priceMilliunits: 4990,
+            subscriptionGroup: "20654194", groupLevel: 2, periodDays: 30, trialDays: 7, gracePeriodDays: 16),
+        SimulatedProduct(
+            productId: "com.example.pro.yearly", kind: .autoRenewable, priceMilliunits: 49990,
+            subscriptionGroup: "20654194", groupLevel: 1, periodDays: 365, trialDays: nil, gracePeriodDays: 16),
+    ]
+}

@@ -1,0 +1,43 @@
+/// The renewal state of one subscription: one per Apple ID and subscription group.
+///
+/// Times are milliseconds since 1970 (UTC) on the simulated clock.
+public struct SimulatedSubscription: Sendable, Codable, Hashable {
+    public var originalTransactionId: String
+    public var appleId: String
+    public var environment: SimulatedEnvironment
+    public var subscriptionGroup: String
+    /// Product of the current (latest) period.
+    public var productId: String
+    /// Product the next renewal will bill (differs after a downgrade or crossgrade).
+    public var autoRenewProductId: String
+    public var autoRenewEnabled: Bool
+    public var latestTransactionId: String
+    /// End of the latest paid period.
+    public var expiresDateMs: Int64
+    /// When set, renewals fail (card declined) until cleared.
+    public var billingFails: Bool
+    /// Start of the billing retry period; nil when not retrying.
+    public var billingRetrySinceMs: Int64?
+    /// End of the grace period during billing retry; nil when none.
+    public var gracePeriodExpiresDateMs: Int64?
+    /// Apple's `expiration_intent`: 1 customer cancelled, 2 billing error; nil while active.
+    public var expirationIntent: Int?
+    /// True once refunded: no more renewals.
+    public var isRevoked: Bool
+    /// True once the subscription lapsed for good (auto-renew off, retry ended, or revoked).
+    public var hasEnded: Bool
+
+    /// Leaves billing retry (recovered, expired or refunded): no retry, no grace period.
+    mutating func leaveBillingRetry() {
+        billingRetrySinceMs = nil
+        gracePeriodExpiresDateMs = nil
+    }
+
+    /// Whether the subscription still gives access at `nowMs` (paid period or grace).
+    public func isActive(at nowMs: Int64) -> Bool {
+        if isRevoked { return false }
+        if nowMs < expiresDateMs { return true }
+        if let grace = gracePeriodExpiresDateMs, nowMs < grace { return true }
+        return false
+    }
+}

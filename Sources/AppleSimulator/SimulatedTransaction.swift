@@ -1,0 +1,45 @@
+import Foundation
+
+/// One App Store transaction as the simulator keeps it: a purchase, a renewal or an upgrade.
+///
+/// Times are milliseconds since 1970 (UTC) on the simulated clock. Ids are numeric strings as
+/// Apple's are. The record is mutated only by refunds, upgrades and `finish`.
+public struct SimulatedTransaction: Sendable, Codable, Hashable {
+    public var transactionId: String
+    /// Stable across renewals, upgrades and re-subscriptions within one subscription group.
+    public var originalTransactionId: String
+    /// One per subscription period; nil for non-subscriptions.
+    public var webOrderLineItemId: String?
+    public var appleId: String
+    public var environment: SimulatedEnvironment
+    public var bundleId: String
+    public var productId: String
+    public var kind: SimulatedProduct.Kind
+    public var quantity: Int
+    public var purchaseDateMs: Int64
+    public var originalPurchaseDateMs: Int64
+    /// End of the period this transaction paid for; subscriptions only.
+    public var expiresDateMs: Int64?
+    public var isTrialPeriod: Bool
+    public var isInIntroOfferPeriod: Bool
+    /// Set on the old transaction when its plan was upgraded within the group.
+    public var isUpgraded: Bool
+    /// Refund or upgrade time (`cancellation_date_ms`); JWS `revocationDate` for refunds.
+    public var cancellationDateMs: Int64?
+    /// `cancellation_reason`: 0 other, 1 an issue in the app. Nil for upgrades.
+    public var cancellationReason: Int?
+    /// True once the app called `finishTransaction`; finished consumables leave new receipts.
+    public var isFinished: Bool
+    /// Made on the device (and so in the receipt's `in_app`), as opposed to a renewal.
+    public var isDevicePurchase: Bool
+    public var appAccountToken: UUID?
+    public var subscriptionGroup: String?
+    /// Price paid in milliunits of `currency`; 0 during a free trial.
+    public var priceMilliunits: Int64
+    public var currency: String
+    /// "PURCHASE" or "RENEWAL", as JWS `transactionReason`.
+    public var transactionReason: String
+
+    /// True when the transaction was refunded (not merely upgraded).
+    public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }
+}

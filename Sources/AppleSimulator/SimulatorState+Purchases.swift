@@ -1,0 +1,139 @@
+import Foundation
+
+/// What a device-side operation produced: the new transaction (if any), the receipt the device
+/// now holds, and what Apple notifies the app's server about.
+struct PurchaseOutcome: Sendable {
+    var transaction: SimulatedTransaction?
+    var receiptNumber: Int?
+    var events: [NotificationEvent]
+}
+
+extension SimulatorState {
+    /// Buys `productId` for `appleId` at the simulated now, as StoreKit would on the device.
+    ///
+    /// An auto-renewable bought while the Apple ID has no subscription in its group starts one
+    /// (with the product's free trial if it has one); bought after the group's subscription
+    /// lapsed, it re-subscribes under the same `original_transaction_id`, as Apple does.
+    mutating func purchase(
+        appleId: String, productId: String, environment: SimulatedEnvironment, quantity: Int,
+        appAccountToken: UUID?, bundleId: String?
+    ) throws -> PurchaseOutcome {
+        let product = try self.product(productId)
+        let account = try self.account(appleId, environment: environment, bundleId: bundleId)
+        guard quantity >= 1 else { throw SimulatorError(.invalidRequest, "quantity must be at least 1") }
+        var transaction = SimulatedTransaction(
+            transactionId: newTransactionId(environment), originalTransactionId: "", webOrderLineItemId: nil,
+            appleId: appleId, environment: environment, bundleId: account.bundleId, productId: productId,
+            kind: product.kind, quantity: quantity, purchaseDateMs: nowMs, originalPurchaseDateMs: nowMs,
+            expiresDateMs: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, isUpgraded: false,
+            cancellationDateMs: nil, cancellationReason: nil, isFinished: false, isDevicePurchase: true,
+            appAccountToken: appAccountToken, subscriptionGroup: nil,
+            priceMilliunits: product.priceMilliunits * Int64(quantity), currency: product.currency,
+            transactionReason: "PURCHASE")
+        transaction.originalTransactionId = transaction.transactionId
+        var events: [NotificationEvent] = []
+
+        if product.kind == .autoRenewable {
+            events = try startSubscription(&transaction, product: product)
+        } else {
+            if product.kind == .nonConsumable, ownsUnrefunded(appleId: appleId, productId: productId) {
+                throw SimulatorError(.alreadyOwned, "\(appleId) already owns \(productId)")
+            }
+            events = [event(nil, "ONE_TIME_CHARGE", nil, transaction)]
+        }
+        record(transaction)
+        let receipt = try issueReceipt(for: appleId)
+        return PurchaseOutcome(transaction: transaction, receiptNumber: receipt, events: events)
+    }
+
+    private func ownsUnrefunded(appleId: String, productId: String) -> Bool {
+        accounts[appleId]?.transactionIds.contains { id in
+            guard let t = transactions[id] else { return false }
+            return t.productId == productId && t.cancellationDateMs == nil
+        } ?? false
+    }
+
+    /// Fills in the subscription fields of a new purchase and creates or revives the group's
+    /// subscription record.
+    private mutating func startSubscription(
+        _ transaction: inout SimulatedTransaction, product: SimulatedProduct
+    ) throws -> [NotificationEvent] {
+        let group = product.subscriptionGroup ?? product.productId
+        transaction.subscriptionGroup = group
+        transaction.webOrderLineItemId = newWebOrderLineItemId()
+        let periodMs = Int64(max(product.periodDays ?? 30, 1)) * Self.dayMs
+
+        if let existing = subscriptions(of: transaction.appleId).first(where: { $0.subscriptionGroup == group }) {
+            guard !existing.isActive(at: nowMs) || existing.hasEnded else {
+                throw SimulatorError(
+                    .alreadySubscribed,
+                    "\(transaction.appleId) is subscribed in group \(group); change the product instead")
+            }
+            // Re-subscription: Apple keeps the group's original transaction id; no new trial.
+            transaction.originalTransactionId = existing.originalTransactionId
+            transaction.originalPurchaseDateMs =
+                transactions[existing.originalTransactionId]?.purchaseDateMs ?? nowMs
+            transaction.expiresDateMs = nowMs + periodMs
+            var revived = existing
+            revived.productId = product.productId
+            revived.autoRenewProductId = product.productId
+            revived.autoRenewEnabled = true
+            revived.latestTransactionId = transaction.transactionId
+            revived.expiresDateMs = nowMs + periodMs
+            revived.leaveBillingRetry()
+            revived.expirationIntent = nil
+            revived.isRevoked = false
+            revived.hasEnded = false
+            subscriptions[existing.originalTransactionId] = revived
+            return [event("INTERACTIVE_RENEWAL", "SUBSCRIBED", "RESUBSCRIBE", transaction)]
+        }
+
+        if let trialDays = product.trialDays, trialDays > 0 {
+            transaction.isTrialPeriod = true
+            transaction.priceMilliunits = 0
+            transaction.expiresDateMs = nowMs + Int64(trialDays) * Self.dayMs
+        } else {
+            transaction.expiresDateMs = nowMs + periodMs
+        }
+        subscriptionIdsByAppleId[transaction.appleId, default: []].append(transaction.originalTransactionId)
+        subscriptions[transaction.originalTransactionId] = SimulatedSubscription(
+            originalTransactionId: transaction.originalTransactionId, appleId: transaction.appleId,
+            environment: transaction.environment, subscriptionGroup: group, productId: product.productId,
+            autoRenewProductId: product.productId, autoRenewEnabled: true,
+            latestTransactionId: transaction.transactionId, expiresDateMs: transaction.expiresDateMs ?? nowMs,
+            billingFails: false, billingRetrySinceMs: nil, gracePeriodExpiresDateMs: nil, expirationIntent: nil,
+            isRevoked: false, hasEnded: false)
+        return [event("INITIAL_BUY", "SUBSCRIBED", "INITIAL_BUY", transaction)]
+    }
+
+    /// Refunds a transaction at the simulated now (`cancellation_date_ms`, `cancellation_reason`
+    /// 0 other / 1 app issue). Refunding a subscription's current period ends the subscription.
+    mutating func refund(_ transactionId: String, reason: Int) throws -> PurchaseOutcome {
+        var transaction = try self.transaction(transactionId)
+        guard transaction.cancellationDateMs == nil else {
+            throw SimulatorError(.invalidRequest, "transaction \(transactionId) is already cancelled")
+        }
+        guard reason == 0 || reason == 1 else {
+            throw SimulatorError(.invalidRequest, "cancellation_reason is 0 (other) or 1 (app issue)")
+        }
+        transaction.cancellationDateMs = nowMs
+        transaction.cancellationReason = reason
+        transactions[transactionId] = transaction
+        if var subscription = subscriptions[transaction.originalTransactionId],
+            subscription.latestTransactionId == transactionId
+        {
+            subscription.isRevoked = true
+            subscription.hasEnded = true
+            subscription.autoRenewEnabled = false
+            subscription.leaveBillingRetry()
+            subscriptions[subscription.originalTransactionId] = subscription
+        }
+        return PurchaseOutcome(transaction: transaction, receiptNumber: nil, events: [event("REFUND", "REFUND", nil, transaction)])
+    }
+
+    func event(_ v1: String?, _ v2: String, _ subtype: String?, _ transaction: SimulatedTransaction) -> NotificationEvent {
+        NotificationEvent(
+            v1Type: v1, v2Type: v2, v2Subtype: subtype, transactionId: transaction.transactionId,
+            appleId: transaction.appleId, environment: transaction.environment)
+    }
+}

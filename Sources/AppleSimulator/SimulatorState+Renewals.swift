@@ -1,0 +1,174 @@
+/// Subscription life after the purchase: plan changes, auto-renew, billing, and what happens as
+/// simulated time passes.
+extension SimulatorState {
+    /// Apple retries a failed renewal for up to 60 days before the subscription expires.
+    static let billingRetryMs: Int64 = 60 * dayMs
+
+    /// Changes the plan within the group. A higher level of service (lower `groupLevel`) is an
+    /// upgrade: immediate, the old transaction marked `is_upgraded` with a cancellation date, a
+    /// new transaction under the same `original_transaction_id`. Otherwise the change waits for
+    /// the next renewal (`auto_renew_product_id`), as Apple does with downgrades.
+    mutating func changeProduct(_ originalTransactionId: String, to productId: String) throws -> PurchaseOutcome {
+        var subscription = try self.subscription(originalTransactionId)
+        let target = try self.product(productId)
+        let current = try self.product(subscription.productId)
+        guard target.kind == .autoRenewable, (target.subscriptionGroup ?? target.productId) == subscription.subscriptionGroup
+        else {
+            throw SimulatorError(.invalidRequest, "\(productId) is not in group \(subscription.subscriptionGroup)")
+        }
+        guard subscription.isActive(at: nowMs), !subscription.hasEnded else {
+            throw SimulatorError(.invalidRequest, "subscription \(originalTransactionId) is not active; purchase again")
+        }
+        var latest = try self.transaction(subscription.latestTransactionId)
+        let isUpgrade = (target.groupLevel ?? Int.max) < (current.groupLevel ?? Int.max)
+        guard isUpgrade else {
+            subscription.autoRenewProductId = productId
+            subscriptions[originalTransactionId] = subscription
+            let subtype = productId == subscription.productId ? nil : "DOWNGRADE"
+            return PurchaseOutcome(
+                transaction: nil, receiptNumber: nil,
+                events: [event("DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_PREF", subtype, latest)])
+        }
+        latest.isUpgraded = true
+        latest.cancellationDateMs = nowMs
+        transactions[latest.transactionId] = latest
+
+        let upgrade = makePeriod(
+            of: subscription, product: target, startingAt: nowMs, reason: "PURCHASE", onDevice: true)
+        record(upgrade)
+        subscription.productId = productId
+        subscription.autoRenewProductId = productId
+        subscription.latestTransactionId = upgrade.transactionId
+        subscription.expiresDateMs = upgrade.expiresDateMs ?? nowMs
+        subscriptions[originalTransactionId] = subscription
+        let receipt = try issueReceipt(for: subscription.appleId)
+        return PurchaseOutcome(
+            transaction: upgrade, receiptNumber: receipt,
+            events: [event("INTERACTIVE_RENEWAL", "DID_CHANGE_RENEWAL_PREF", "UPGRADE", upgrade)])
+    }
+
+    /// Turns auto-renew on or off (the user's choice in Settings).
+    mutating func setAutoRenew(_ originalTransactionId: String, enabled: Bool) throws -> PurchaseOutcome {
+        var subscription = try self.subscription(originalTransactionId)
+        guard !subscription.hasEnded else {
+            throw SimulatorError(.invalidRequest, "subscription \(originalTransactionId) has ended; purchase again")
+        }
+        guard subscription.autoRenewEnabled != enabled else {
+            return PurchaseOutcome(transaction: nil, receiptNumber: nil, events: [])
+        }
+        subscription.autoRenewEnabled = enabled
+        subscriptions[originalTransactionId] = subscription
+        let latest = try self.transaction(subscription.latestTransactionId)
+        let subtype = enabled ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED"
+        return PurchaseOutcome(
+            transaction: nil, receiptNumber: nil,
+            events: [event("DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_STATUS", subtype, latest)])
+    }
+
+    /// Makes the Apple ID's payment method fail (or work again). Clearing it during billing
+    /// retry recovers the subscription at once: a new period starts now.
+    mutating func setBillingFails(_ originalTransactionId: String, fails: Bool) throws -> PurchaseOutcome {
+        var subscription = try self.subscription(originalTransactionId)
+        subscription.billingFails = fails
+        subscriptions[originalTransactionId] = subscription
+        guard !fails, subscription.billingRetrySinceMs != nil, !subscription.hasEnded else {
+            return PurchaseOutcome(transaction: nil, receiptNumber: nil, events: [])
+        }
+        let renewal = try renew(originalTransactionId, at: nowMs)
+        return PurchaseOutcome(
+            transaction: renewal, receiptNumber: nil,
+            events: [event("DID_RECOVER", "DID_RENEW", "BILLING_RECOVERY", renewal)])
+    }
+
+    /// Moves the simulated clock forward by `milliseconds`, renewing, failing and expiring
+    /// subscriptions at the instants they fall due, in order.
+    mutating func advance(by milliseconds: Int64) throws -> [NotificationEvent] {
+        guard milliseconds >= 0 else { throw SimulatorError(.invalidRequest, "the clock only moves forward") }
+        let target = nowMs + milliseconds
+        var events: [NotificationEvent] = []
+        var queue = DueQueue(subscriptions.values.filter { !$0.hasEnded }.map { (Self.due($0), $0.originalTransactionId) })
+        // Each step either renews (moving expiry at least a day on) or ends a subscription, so
+        // the bound is only a guard against a product with an absurd period.
+        for _ in 0..<10_000_000 {
+            guard let (due, id) = queue.first, due <= target else { break }
+            queue.popFirst()
+            nowMs = max(nowMs, due)
+            events += try fallDue(id)
+            if let subscription = subscriptions[id], !subscription.hasEnded {
+                queue.push(Self.due(subscription), id)
+            }
+        }
+        nowMs = target
+        return events
+    }
+
+    /// When the subscription next needs Apple's attention: the end of its billing retry if
+    /// retrying, else the end of its paid period.
+    private static func due(_ subscription: SimulatedSubscription) -> Int64 {
+        subscription.billingRetrySinceMs.map { $0 + billingRetryMs } ?? subscription.expiresDateMs
+    }
+
+    private mutating func fallDue(_ originalTransactionId: String) throws -> [NotificationEvent] {
+        var subscription = try self.subscription(originalTransactionId)
+        let latest = try self.transaction(subscription.latestTransactionId)
+        if subscription.billingRetrySinceMs != nil {
+            subscription.leaveBillingRetry()
+            subscription.hasEnded = true
+            subscriptions[originalTransactionId] = subscription
+            return [event(nil, "EXPIRED", "BILLING_RETRY", latest)]
+        }
+        if !subscription.autoRenewEnabled {
+            subscription.expirationIntent = 1
+            subscription.hasEnded = true
+            subscriptions[originalTransactionId] = subscription
+            return [event(nil, "EXPIRED", "VOLUNTARY", latest)]
+        }
+        if subscription.billingFails {
+            let grace = try product(subscription.autoRenewProductId).gracePeriodDays
+            subscription.billingRetrySinceMs = subscription.expiresDateMs
+            subscription.gracePeriodExpiresDateMs = grace.map { subscription.expiresDateMs + Int64($0) * Self.dayMs }
+            subscription.expirationIntent = 2
+            subscriptions[originalTransactionId] = subscription
+            let subtype = grace == nil ? nil : "GRACE_PERIOD"
+            return [event("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", subtype, latest)]
+        }
+        let renewal = try renew(originalTransactionId, at: subscription.expiresDateMs)
+        return [event("DID_RENEW", "DID_RENEW", nil, renewal)]
+    }
+
+    /// Bills the next period of the auto-renew product, starting at `startMs`.
+    private mutating func renew(_ originalTransactionId: String, at startMs: Int64) throws -> SimulatedTransaction {
+        var subscription = try self.subscription(originalTransactionId)
+        let product = try self.product(subscription.autoRenewProductId)
+        let renewal = makePeriod(of: subscription, product: product, startingAt: startMs, reason: "RENEWAL", onDevice: false)
+        record(renewal)
+        subscription.productId = product.productId
+        subscription.latestTransactionId = renewal.transactionId
+        subscription.expiresDateMs = renewal.expiresDateMs ?? startMs
+        subscription.leaveBillingRetry()
+        subscription.expirationIntent = nil
+        subscriptions[originalTransactionId] = subscription
+        return renewal
+    }
+
+    /// A paid period of `product` for the subscription: new transaction and line item ids,
+    /// same original transaction id.
+    private mutating func makePeriod(
+        of subscription: SimulatedSubscription, product: SimulatedProduct, startingAt startMs: Int64,
+        reason: String, onDevice: Bool
+    ) -> SimulatedTransaction {
+        let original = transactions[subscription.originalTransactionId]
+        let periodMs = Int64(max(product.periodDays ?? 30, 1)) * Self.dayMs
+        return SimulatedTransaction(
+            transactionId: newTransactionId(subscription.environment),
+            originalTransactionId: subscription.originalTransactionId,
+            webOrderLineItemId: newWebOrderLineItemId(), appleId: subscription.appleId,
+            environment: subscription.environment, bundleId: original?.bundleId ?? defaultBundleId,
+            productId: product.productId, kind: .autoRenewable, quantity: 1, purchaseDateMs: startMs,
+            originalPurchaseDateMs: original?.purchaseDateMs ?? startMs, expiresDateMs: startMs + periodMs,
+            isTrialPeriod: false, isInIntroOfferPeriod: false, isUpgraded: false, cancellationDateMs: nil,
+            cancellationReason: nil, isFinished: false, isDevicePurchase: onDevice,
+            appAccountToken: original?.appAccountToken, subscriptionGroup: subscription.subscriptionGroup,
+            priceMilliunits: product.priceMilliunits, currency: product.currency, transactionReason: reason)
+    }
+}
