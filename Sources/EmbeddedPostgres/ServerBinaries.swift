@@ -41,6 +41,10 @@ enum ClusterFolder {
 }
 
 /// Runs a server program, as the `postgres` user when we are root.
+///
+/// Not Foundation's `Process`: on Linux it learns that a child exited through a pipe that the
+/// child's own children inherit, and the server `pg_ctl start` leaves running holds it open
+/// for ever. posix_spawn and waitpid see the exit of the program itself.
 enum OwnerProcess {
     struct Result {
         var exitCode: Int32
@@ -48,27 +52,36 @@ enum OwnerProcess {
     }
 
     static func run(_ executable: URL, _ arguments: [String], asOwner: Bool = true) throws -> Result {
-        let process = Process()
-        if asOwner && getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", executable.path] + arguments
-        } else {
-            process.executableURL = executable
-            process.arguments = arguments
-        }
-        // A file, not a pipe: pg_ctl start leaves a server running that must not hold our pipe
-        // open (reading it would then never reach end-of-file).
+        let argv: [String] =
+            asOwner && getuid() == 0
+            ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable.path] + arguments
+            : [executable.path] + arguments
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        defer { try? handle.close() }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let data = (try? Data(contentsOf: log)) ?? Data()
-        return Result(exitCode: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else {
+            throw EmbeddedClusterError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else {
+                throw EmbeddedClusterError("lost track of \(argv[0]): \(String(cString: strerror(errno)))")
+            }
+        }
+        // WIFEXITED / WEXITSTATUS are macros Swift does not import.
+        let exitCode: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        return Result(exitCode: exitCode, output: output)
     }
 }

@@ -68,6 +68,8 @@ public struct Migrator: Sendable {
             // Held until this transaction ends; a second migrator waits here, then finds
             // everything applied.
             try connection.execute("SELECT pg_advisory_xact_lock(1279610183, hashtext(current_schema()))")
+            // "already exists, skipping" notices on every run after the first are not news.
+            try connection.execute("SET LOCAL client_min_messages = warning")
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (
                     version    integer     PRIMARY KEY,

@@ -22,13 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
             print(DemoEvents.table(appended))
             return try await ChainVerifier(pool: pool).verify()
         }
-        switch outcome {
-        case .verified(let events, let head):
-            print("chain verified: \(events) events, head \(head.hexString)")
-        case .broken(let position, let reason):
-            print("chain broken at position \(position): \(reason)")
-            throw ExitCode(3)
-        }
+        try printChainOutcome(outcome)
     }
 }
 

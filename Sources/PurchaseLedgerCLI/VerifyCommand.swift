@@ -16,13 +16,18 @@ struct VerifyCommand: AsyncParsableCommand {
             try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
         }
         TerminalProgress.finish()
-        switch outcome {
-        case .verified(let events, let head):
-            print("chain verified: \(events) events, head \(head.hexString)")
-        case .broken(let position, let reason):
-            print("chain broken at position \(position): \(reason)")
-            throw ExitCode(3)
-        }
+        try printChainOutcome(outcome)
+    }
+}
+
+/// Prints a chain verification; a broken chain exits 3 (CONTRACT.md).
+func printChainOutcome(_ outcome: ChainVerifier.Outcome) throws {
+    switch outcome {
+    case .verified(let events, let head):
+        print("chain verified: \(events) events, head \(head.hexString)")
+    case .broken(let position, let reason):
+        print("chain broken at position \(position): \(reason)")
+        throw ExitCode(3)
     }
 }
 

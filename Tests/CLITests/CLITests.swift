@@ -44,6 +44,20 @@ struct CLITests {
         }
     }
 
+    @Test("with DATABASE_URL unset, a private cluster is created on first use, reused after, and stopped on exit")
+    func embeddedCluster() async throws {
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("pl-embedded-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try await ToolRun.run(["migrate", "--data-dir", folder.path], databaseURL: nil)
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("applied 2 migrations"))
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("data/PG_VERSION").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("data/postmaster.pid").path), "stopped on exit")
+        let second = try await ToolRun.run(["migrate", "--data-dir", folder.path], databaseURL: nil)
+        #expect(second.status == 0, "\(second.output)")
+        #expect(second.output.contains("schema up to date"), "the same cluster, reused")
+    }
+
     @Test("bad usage exits 2")
     func badUsage() async throws {
         let run = try await ToolRun.run(["no-such-command"], databaseURL: "host=/nonexistent")
@@ -61,7 +75,8 @@ struct ToolRun {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("purchase-ledger")
     }
 
-    static func run(_ arguments: [String], databaseURL: String) async throws -> ToolRun {
+    /// Runs the tool with `DATABASE_URL` set to `databaseURL`, or unset when it is nil.
+    static func run(_ arguments: [String], databaseURL: String?) async throws -> ToolRun {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
