@@ -52,6 +52,29 @@ struct NotificationTests {
         }
     }
 
+    @Test("a failing card: DID_FAIL_TO_RENEW in grace, GRACE_PERIOD_EXPIRED, then EXPIRED after 60 days of retry")
+    func billingRetryTimeline() async throws {
+        var configuration = SimulatorHarness.configuration()
+        configuration.notificationVersions = [.v2]
+        let simulator = try AppleSimulator(configuration: configuration)
+        let purchase = try await simulator.purchase(appleId: "card", productId: "com.example.pro.monthly")
+        try await simulator.setBillingFails(originalTransactionId: purchase.transactionId, true)
+        try await simulator.advance(days: 80)
+
+        let sent = simulator.sentNotifications
+        #expect(sent.map(\.notificationType) == ["SUBSCRIBED", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED"])
+        #expect(sent.map(\.subtype) == ["INITIAL_BUY", "GRACE_PERIOD", nil, "BILLING_RETRY"])
+        let payloads = try sent.map { notification in
+            let body = try JSONSerialization.jsonObject(with: Data(notification.body.utf8)) as? [String: String]
+            return try jwsPayload(body?["signedPayload"] ?? "")
+        }
+        let day = SimulatorHarness.dayMs, start = SimulatorHarness.startMs
+        #expect(payloads.map { int64($0["signedDate"]) } == [start, start + 7 * day, start + 23 * day, start + 67 * day])
+        #expect(payloads.map { ($0["data"] as? [String: Any])?["status"] as? Int } == [1, 4, 3, 2])
+        #expect(try simulator.subscription(purchase.transactionId).hasEnded)
+        #expect(simulator.transactions(of: "card").count == 1)
+    }
+
     @Test("an unreachable receiver is recorded, never thrown")
     func unreachable() async throws {
         var configuration = SimulatorHarness.configuration()
