@@ -24,6 +24,11 @@ struct NotificationTests {
             #expect(v2.map(\.subtype) == ["INITIAL_BUY", nil, "AUTO_RENEW_DISABLED", nil])
             #expect(simulator.sinkNotifications == sent.map(\.body))
 
+            let v1Status = try #require(
+                try JSONSerialization.jsonObject(with: Data(sent[4].body.utf8)) as? [String: Any])
+            #expect(v1Status["auto_renew_status"] as? String == "false")
+            #expect(v1Status["auto_renew_status_change_date_ms"] as? String == String(SimulatorHarness.startMs + 8 * SimulatorHarness.dayMs))
+
             let v1Refund = try #require(
                 try JSONSerialization.jsonObject(with: Data(sent[6].body.utf8)) as? [String: Any])
             #expect(v1Refund["notification_type"] as? String == "REFUND")
