@@ -59,9 +59,7 @@ struct NotificationTests {
 
     @Test("a failing card: DID_FAIL_TO_RENEW in grace, GRACE_PERIOD_EXPIRED, then EXPIRED after 60 days of retry")
     func billingRetryTimeline() async throws {
-        var configuration = SimulatorHarness.configuration()
-        configuration.notificationVersions = [.v2]
-        let simulator = try AppleSimulator(configuration: configuration)
+        let simulator = try AppleSimulator(configuration: SimulatorHarness.configuration(notificationVersions: [.v2]))
         let purchase = try await simulator.purchase(appleId: "card", productId: "com.example.pro.monthly")
         try await simulator.setBillingFails(originalTransactionId: purchase.transactionId, true)
         try await simulator.advance(days: 80)
