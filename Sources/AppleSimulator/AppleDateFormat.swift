@@ -8,7 +8,7 @@ import Foundation
 enum AppleDateFormat {
     private static let utc: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0)!
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .gmt
         return calendar
     }()
 

@@ -63,9 +63,15 @@ extension AppleSimulator {
     public func advance(by duration: Duration) async throws -> Int64 {
         let (seconds, attoseconds) = duration.components
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        _ = try await perform { state in
-            PurchaseOutcome(transaction: nil, receiptNumber: nil, events: try state.advance(by: milliseconds))
+        let settings = notificationSettings
+        let notifications = try core.withLock { core in
+            var built: [OutgoingNotification] = []
+            try core.state.advance(by: milliseconds) { state, event in
+                built += buildNotifications(for: event, in: state, settings: settings)
+            }
+            return built
         }
+        await deliver(notifications)
         return nowMilliseconds
     }
 
@@ -88,19 +94,24 @@ extension AppleSimulator {
         let (outcome, notifications) = try core.withLock { core in
             // Operations validate before they mutate, so a thrown error leaves the state as it was.
             let outcome = try operation(&core.state)
-            var notifications: [OutgoingNotification] = []
-            for event in outcome.events {
-                do {
-                    notifications += try core.state.notifications(
-                        for: event, settings: settings, authority: certificateAuthority)
-                } catch {
-                    logger.error("could not build notification", metadata: ["type": "\(event.v2Type)", "error": "\(error)"])
-                }
-            }
+            let notifications = outcome.events.flatMap { buildNotifications(for: $0, in: core.state, settings: settings) }
             return (outcome, notifications)
         }
         await deliver(notifications)
         return outcome
+    }
+
+    /// The notifications for `event` as of `state`; one that cannot be built (signing failed)
+    /// is logged and skipped: the store's own state is already committed, as Apple's would be.
+    private func buildNotifications(
+        for event: NotificationEvent, in state: borrowing SimulatorState, settings: NotificationSettings
+    ) -> [OutgoingNotification] {
+        do {
+            return try state.notifications(for: event, settings: settings, authority: certificateAuthority)
+        } catch {
+            logger.error("could not build notification", metadata: ["type": "\(event.v2Type)", "error": "\(error)"])
+            return []
+        }
     }
 
     private func result(_ outcome: PurchaseOutcome) throws -> PurchaseResult {

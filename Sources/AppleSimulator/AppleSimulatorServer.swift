@@ -51,8 +51,17 @@ public struct AppleSimulatorServer: Sendable {
             try Data(simulator.rootCertificateDER).write(to: URL(fileURLWithPath: rootCertificatePath))
         }
         let server = AppleSimulatorServer(simulator: simulator, logger: logger)
-        logger.info("Apple simulator listening", metadata: ["address": "\(host):\(port)"])
-        try await server.application(host: host, port: port, onRunning: { _ in }).runService()
+        try await server.application(host: host, port: port) { channel in
+            // Say where to point the ledger, with the port actually bound (the address may say 0).
+            let base = "http://\(host):\(channel.localAddress?.port ?? port)"
+            logger.info(
+                "Apple simulator ready",
+                metadata: [
+                    "APPLE_VERIFY_RECEIPT_PRODUCTION_URL": "\(base)/production/verifyReceipt",
+                    "APPLE_VERIFY_RECEIPT_SANDBOX_URL": "\(base)/sandbox/verifyReceipt",
+                    "control": "\(base)/control", "root_certificate": "\(base)/control/root-certificate",
+                ])
+        }.runService()
     }
 
     /// Starts serving in the background on `host:port` (port 0: a free one) and returns once it

@@ -20,6 +20,10 @@ struct NotificationV1Body: Encodable, Sendable {
     var originalTransactionId: String
     var autoRenewStatus: String?
     var autoRenewProductId: String?
+    /// Only on DID_CHANGE_RENEWAL_STATUS: when the user turned auto-renew on or off.
+    var autoRenewStatusChangeDate: String?
+    var autoRenewStatusChangeDateMs: String?
+    var autoRenewStatusChangeDatePst: String?
     var cancellationDate: String?
     var cancellationDateMs: String?
     var cancellationDatePst: String?

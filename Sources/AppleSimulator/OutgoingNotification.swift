@@ -42,12 +42,16 @@ extension SimulatorState {
         var result: [OutgoingNotification] = []
         if settings.versions.contains(.v1), let v1Type = event.v1Type {
             let unified = unifiedReceipt(appleId: event.appleId, excludeOldTransactions: false, settings: settings.verify)
+            let statusChange = v1Type == "DID_CHANGE_RENEWAL_STATUS" ? nowMs : nil
             let body = NotificationV1Body(
                 notificationType: v1Type, password: settings.sharedSecret,
                 environment: event.environment.notificationV1Name, bid: transaction.bundleId,
                 bvrs: settings.bundleVersion, originalTransactionId: transaction.originalTransactionId,
                 autoRenewStatus: subscription.map { String($0.autoRenewEnabled) },
                 autoRenewProductId: subscription?.autoRenewProductId,
+                autoRenewStatusChangeDate: statusChange.map(AppleDateFormat.gmt),
+                autoRenewStatusChangeDateMs: statusChange.map { String($0) },
+                autoRenewStatusChangeDatePst: statusChange.map(AppleDateFormat.pst),
                 cancellationDate: transaction.cancellationDateMs.map(AppleDateFormat.gmt),
                 cancellationDateMs: transaction.cancellationDateMs.map { String($0) },
                 cancellationDatePst: transaction.cancellationDateMs.map(AppleDateFormat.pst),

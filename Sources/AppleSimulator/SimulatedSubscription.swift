@@ -20,6 +20,8 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     public var billingRetrySinceMs: Int64?
     /// End of the grace period during billing retry; nil when none.
     public var gracePeriodExpiresDateMs: Int64?
+    /// True once GRACE_PERIOD_EXPIRED was sent for the current billing retry.
+    public var gracePeriodExpiryNotified: Bool = false
     /// Apple's `expiration_intent`: 1 customer cancelled, 2 billing error; nil while active.
     public var expirationIntent: Int?
     /// True once refunded: no more renewals.
@@ -31,6 +33,15 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     mutating func leaveBillingRetry() {
         billingRetrySinceMs = nil
         gracePeriodExpiresDateMs = nil
+        gracePeriodExpiryNotified = false
+    }
+
+    /// A grace period still to be announced as expired, if one ends before the retry does.
+    var pendingGraceExpiry: Int64? {
+        guard let since = billingRetrySinceMs, let grace = gracePeriodExpiresDateMs, !gracePeriodExpiryNotified,
+            grace < since + SimulatorState.billingRetryMs
+        else { return nil }
+        return grace
     }
 
     /// Whether the subscription still gives access at `nowMs` (paid period or grace).

@@ -101,7 +101,8 @@ extension SimulatorState {
             environment: transaction.environment, subscriptionGroup: group, productId: product.productId,
             autoRenewProductId: product.productId, autoRenewEnabled: true,
             latestTransactionId: transaction.transactionId, expiresDateMs: transaction.expiresDateMs ?? nowMs,
-            billingFails: false, billingRetrySinceMs: nil, gracePeriodExpiresDateMs: nil, expirationIntent: nil,
+            billingFails: false, billingRetrySinceMs: nil, gracePeriodExpiresDateMs: nil,
+            gracePeriodExpiryNotified: false, expirationIntent: nil,
             isRevoked: false, hasEnded: false)
         return [event("INITIAL_BUY", "SUBSCRIBED", "INITIAL_BUY", transaction)]
     }

@@ -82,10 +82,14 @@ extension SimulatorState {
 
     /// Moves the simulated clock forward by `milliseconds`, renewing, failing and expiring
     /// subscriptions at the instants they fall due, in order.
-    mutating func advance(by milliseconds: Int64) throws -> [NotificationEvent] {
+    ///
+    /// `observe` sees each event with the state as it is at that instant (clock included), so
+    /// a notification's `signedDate`, status and receipt are those of its moment, not of the end.
+    mutating func advance(
+        by milliseconds: Int64, observe: (borrowing SimulatorState, NotificationEvent) -> Void
+    ) throws {
         guard milliseconds >= 0 else { throw SimulatorError(.invalidRequest, "the clock only moves forward") }
         let target = nowMs + milliseconds
-        var events: [NotificationEvent] = []
         var queue = DueQueue(subscriptions.values.filter { !$0.hasEnded }.map { (Self.due($0), $0.originalTransactionId) })
         // Each step either renews (moving expiry at least a day on) or ends a subscription, so
         // the bound is only a guard against a product with an absurd period.
@@ -93,24 +97,30 @@ extension SimulatorState {
             guard let (due, id) = queue.first, due <= target else { break }
             queue.popFirst()
             nowMs = max(nowMs, due)
-            events += try fallDue(id)
+            for event in try fallDue(id) { observe(self, event) }
             if let subscription = subscriptions[id], !subscription.hasEnded {
                 queue.push(Self.due(subscription), id)
             }
         }
         nowMs = target
-        return events
     }
 
-    /// When the subscription next needs Apple's attention: the end of its billing retry if
-    /// retrying, else the end of its paid period.
+    /// When the subscription next needs Apple's attention: the end of its grace period, then
+    /// of its billing retry, if retrying; else the end of its paid period.
     private static func due(_ subscription: SimulatedSubscription) -> Int64 {
-        subscription.billingRetrySinceMs.map { $0 + billingRetryMs } ?? subscription.expiresDateMs
+        subscription.pendingGraceExpiry
+            ?? subscription.billingRetrySinceMs.map { $0 + billingRetryMs } ?? subscription.expiresDateMs
     }
 
     private mutating func fallDue(_ originalTransactionId: String) throws -> [NotificationEvent] {
         var subscription = try self.subscription(originalTransactionId)
         let latest = try self.transaction(subscription.latestTransactionId)
+        if let graceEnd = subscription.pendingGraceExpiry, graceEnd <= nowMs {
+            // Access ends; Apple keeps retrying the charge until the retry period is over.
+            subscription.gracePeriodExpiryNotified = true
+            subscriptions[originalTransactionId] = subscription
+            return [event(nil, "GRACE_PERIOD_EXPIRED", nil, latest)]
+        }
         if subscription.billingRetrySinceMs != nil {
             subscription.leaveBillingRetry()
             subscription.hasEnded = true

@@ -24,6 +24,11 @@ struct NotificationTests {
             #expect(v2.map(\.subtype) == ["INITIAL_BUY", nil, "AUTO_RENEW_DISABLED", nil])
             #expect(simulator.sinkNotifications == sent.map(\.body))
 
+            let v1Status = try #require(
+                try JSONSerialization.jsonObject(with: Data(sent[4].body.utf8)) as? [String: Any])
+            #expect(v1Status["auto_renew_status"] as? String == "false")
+            #expect(v1Status["auto_renew_status_change_date_ms"] as? String == String(SimulatorHarness.startMs + 8 * SimulatorHarness.dayMs))
+
             let v1Refund = try #require(
                 try JSONSerialization.jsonObject(with: Data(sent[6].body.utf8)) as? [String: Any])
             #expect(v1Refund["notification_type"] as? String == "REFUND")
@@ -50,6 +55,27 @@ struct NotificationTests {
             #expect(renewalInfo["autoRenewStatus"] as? Int == 0)
             #expect(renewalInfo["originalTransactionId"] as? String == purchase.transactionId)
         }
+    }
+
+    @Test("a failing card: DID_FAIL_TO_RENEW in grace, GRACE_PERIOD_EXPIRED, then EXPIRED after 60 days of retry")
+    func billingRetryTimeline() async throws {
+        let simulator = try AppleSimulator(configuration: SimulatorHarness.configuration(notificationVersions: [.v2]))
+        let purchase = try await simulator.purchase(appleId: "card", productId: "com.example.pro.monthly")
+        try await simulator.setBillingFails(originalTransactionId: purchase.transactionId, true)
+        try await simulator.advance(days: 80)
+
+        let sent = simulator.sentNotifications
+        #expect(sent.map(\.notificationType) == ["SUBSCRIBED", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED"])
+        #expect(sent.map(\.subtype) == ["INITIAL_BUY", "GRACE_PERIOD", nil, "BILLING_RETRY"])
+        let payloads = try sent.map { notification in
+            let body = try JSONSerialization.jsonObject(with: Data(notification.body.utf8)) as? [String: String]
+            return try jwsPayload(body?["signedPayload"] ?? "")
+        }
+        let day = SimulatorHarness.dayMs, start = SimulatorHarness.startMs
+        #expect(payloads.map { int64($0["signedDate"]) } == [start, start + 7 * day, start + 23 * day, start + 67 * day])
+        #expect(payloads.map { ($0["data"] as? [String: Any])?["status"] as? Int } == [1, 4, 3, 2])
+        #expect(try simulator.subscription(purchase.transactionId).hasEnded)
+        #expect(simulator.transactions(of: "card").count == 1)
     }
 
     @Test("an unreachable receiver is recorded, never thrown")

@@ -36,9 +36,7 @@ struct SignatureVerificationTests {
 
     @Test("a v2 refund notification verifies, nested transaction and renewal info included")
     func notification() async throws {
-        var configuration = SimulatorHarness.configuration()
-        configuration.notificationVersions = [.v2]
-        let simulator = try AppleSimulator(configuration: configuration)
+        let simulator = try AppleSimulator(configuration: SimulatorHarness.configuration(notificationVersions: [.v2]))
         let purchase = try await simulator.purchase(appleId: "w", productId: "com.example.pro.monthly")
         try await simulator.refund(transactionId: purchase.transactionId, reason: 1)
         let body = try #require(simulator.sentNotifications.last?.body)

@@ -9,12 +9,14 @@ enum SimulatorHarness {
     static let startMs: Int64 = 1_735_689_600_000
     static let dayMs: Int64 = 86_400_000
 
-    static func configuration(sharedSecret: String? = nil, seed: UInt64 = 7) -> AppleSimulator.Configuration {
+    static func configuration(
+        sharedSecret: String? = nil, seed: UInt64 = 7, notificationVersions: Set<NotificationVersion> = [.v1, .v2]
+    ) -> AppleSimulator.Configuration {
         var configuration = AppleSimulator.Configuration()
         configuration.start = Date(timeIntervalSince1970: Double(startMs) / 1000)
         configuration.sharedSecret = sharedSecret
         configuration.seed = seed
-        configuration.notificationVersions = [.v1, .v2]
+        configuration.notificationVersions = notificationVersions
         return configuration
     }
 
