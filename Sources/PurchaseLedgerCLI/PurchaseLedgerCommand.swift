@@ -8,7 +8,7 @@ public struct PurchaseLedgerCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "purchase-ledger",
         abstract: "An event-sourced ledger of Apple In-App Purchases.",
-        subcommands: [MigrateCommand.self, VerifyCommand.self, DemoCommand.self]
+        subcommands: [MigrateCommand.self, VerifyCommand.self, DemoCommand.self, AppleSimulatorCommand.self]
     )
 
     public init() {}

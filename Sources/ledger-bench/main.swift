@@ -1,8 +1,25 @@
 // Benchmarks print figures next to a ceiling measured in the same run; run through Tools/bench.
 import Foundation
 
-let arguments = CommandLine.arguments.dropFirst()
+let arguments = Array(CommandLine.arguments.dropFirst())
+let environment = ProcessInfo.processInfo.environment
+
 switch arguments.first {
+case "store":
+    guard let conninfo = environment["DATABASE_URL"] else {
+        FileHandle.standardError.write(Data("ledger-bench store needs DATABASE_URL (run it through Tools/bench)\n".utf8))
+        exit(2)
+    }
+    try await StoreBench.run(
+        conninfo: conninfo,
+        pgbench1: environment["BENCH_PGBENCH_1"].flatMap(Double.init),
+        pgbench8: environment["BENCH_PGBENCH_8"].flatMap(Double.init),
+        seconds: environment["BENCH_SECONDS"].flatMap(Double.init) ?? 10)
+case "apple":
+    // Tools/bench runs from the repository's root, where the fixtures are.
+    let fixture = environment["BENCH_FIXTURE"]
+        ?? "Tests/Fixtures/apple/verifyreceipt-ios7-subscription-42-in_app-monthly-yearly-imdhemy.json"
+    try AppleBench.run(fixture: URL(fileURLWithPath: fixture))
 default:
     FileHandle.standardError.write(Data("usage: ledger-bench store|apple\n".utf8))
     exit(2)

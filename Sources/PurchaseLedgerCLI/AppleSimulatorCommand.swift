@@ -1,0 +1,34 @@
+import AppleSimulator
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `purchase-ledger apple-simulator`: our Apple-compatible verifyReceipt and notification
+/// server, for the demo, manual testing and benchmarks (Apple cannot be reached from tests).
+struct AppleSimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apple-simulator",
+        abstract: "Serve an Apple-compatible verifyReceipt endpoint, control API and notification sender.")
+
+    @Option(help: "HOST:PORT to listen on")
+    var address: String = AppleSimulatorServer.defaultAddress
+
+    @Option(name: .customLong("root-certificate-out"), help: "Write the simulator CA's root (DER) here, for APPLE_ROOT_CERTIFICATES")
+    var rootCertificatePath: String?
+
+    func validate() throws {
+        do {
+            _ = try AppleSimulatorServer.parse(address: address)
+        } catch {
+            throw ValidationError("--address must be HOST:PORT (got \(address))")
+        }
+    }
+
+    func run() async throws {
+        try await AppleSimulatorServer.run(
+            address: address,
+            configuration: AppleSimulator.Configuration(environment: ProcessInfo.processInfo.environment),
+            rootCertificatePath: rootCertificatePath,
+            logger: Logger(label: "purchase-ledger.apple-simulator"))
+    }
+}

@@ -1,0 +1,134 @@
+import EventStore
+import Foundation
+import Logging
+import Postgres
+
+/// `Tools/bench store`: durable appends from 1 and 8 callers, the batch path and read-all, each
+/// next to its ceiling measured in the same run on the same server (pgbench one-INSERT
+/// transactions from the shell script; COPY in and out here). One event shape throughout.
+enum StoreBench {
+    static let payload = JSONB(#"""
+        {"transaction_id": "1000000912345678", "original_transaction_id": "1000000912345678", "product_id": "com.example.coins100", "user_id": "user-1234", "quantity": 1, "price_minor": 99, "currency": "USD", "environment": "Production"}
+        """#)
+
+    static func run(conninfo: String, pgbench1: Double?, pgbench8: Double?, seconds: Double) async throws {
+        let logger = Logger(label: "bench.store")
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
+        try await Migrator().migrate(pool: pool, logger: logger)
+        let store = EventStore(pool: pool, logger: logger)
+
+        let one = try await appends(store: store, callers: 1, seconds: seconds)
+        let eight = try await appends(store: store, callers: 8, seconds: seconds)
+        let batch = try await batchPath(store: store, commands: 100, eventsPerCommand: 1_000)
+        let copyIn = try await copyInCeiling(pool: pool, rows: 100_000)
+        let total = try await store.headPosition()
+        let readAll = try await readAllRate(store: store, total: total)
+        let copyOut = try await copyOutCeiling(pool: pool)
+        await pool.close()
+
+        let rows: [(String, Double, String, Double?)] = [
+            ("durable appends, 1 caller", one, "pgbench 1 client, 1 INSERT/tx", pgbench1),
+            ("durable appends, 8 callers", eight, "pgbench 8 clients, 1 INSERT/tx", pgbench8),
+            ("batch path, 1,000-event appends", batch, "COPY in, same rows", copyIn),
+            ("read all (events(after:))", readAll, "COPY out, same rows", copyOut),
+        ]
+        print("what                                  ours (events/s)   ceiling                             ceiling/s   ours/ceiling")
+        for (what, ours, ceiling, ceilingRate) in rows {
+            let ratio = ceilingRate.map { String(format: "%.2f×", ours / $0) } ?? "n/a"
+            print(
+                what.padding(toLength: 38, withPad: " ", startingAt: 0)
+                    + String(format: "%15.0f", ours) + "   "
+                    + ceiling.padding(toLength: 34, withPad: " ", startingAt: 0)
+                    + (ceilingRate.map { String(format: "%11.0f", $0) } ?? "        n/a") + "   " + ratio)
+        }
+        print("(log holds \(total) events; read-all target ≥ 0.60× COPY out; 8 callers target ≥ 1.00× pgbench 8 clients)")
+    }
+
+    /// Single-event appends, each awaited (durable) before the caller sends the next.
+    static func appends(store: EventStore, callers: Int, seconds: Double) async throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start + .milliseconds(Int(seconds * 1000))
+        let count = try await withThrowingTaskGroup(of: Int.self) { group in
+            for caller in 0..<callers {
+                group.addTask {
+                    var n = 0
+                    while clock.now < deadline {
+                        try await store.append(
+                            [NewEvent(type: "PurchaseDelivered", payload: payload)], to: "bench-\(callers)-\(caller)-\(n)",
+                            expecting: .noStream)
+                        n += 1
+                    }
+                    return n
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Double(count) / (clock.now - start).seconds
+    }
+
+    static func batchPath(store: EventStore, commands: Int, eventsPerCommand: Int) async throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        for command in 0..<commands {
+            let events = (0..<eventsPerCommand).map { _ in NewEvent(type: "PurchaseDelivered", payload: payload) }
+            try await store.append(events, to: "batch-\(command)", expecting: .noStream)
+        }
+        return Double(commands * eventsPerCommand) / (clock.now - start).seconds
+    }
+
+    static func readAllRate(store: EventStore, total: Int64) async throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var position: Int64 = 0
+        var read = 0
+        while true {
+            let page = try await store.events(after: position, limit: 5_000)
+            guard let last = page.last else { break }
+            position = last.position
+            read += page.count
+        }
+        precondition(Int64(read) == total, "read-all must return every event")
+        return Double(read) / (clock.now - start).seconds
+    }
+
+    /// The same rows into a plain table of the same shape and indexes, without the triggers.
+    static func copyInCeiling(pool: ConnectionPool, rows: Int) async throws -> Double {
+        let text = String(decoding: payload.bytes, as: UTF8.self)
+        return try await pool.withConnection { connection in
+            try connection.executeScript(unsafeSQL: """
+                DROP TABLE IF EXISTS ceiling_copy;
+                CREATE TABLE ceiling_copy (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
+                """)
+            let start = ContinuousClock.now
+            let zero = "\\x" + String(repeating: "00", count: 32)
+            _ = try connection.copyIn("""
+                COPY ceiling_copy (position, stream_id, stream_version, event_id, event_type, schema_version, payload,
+                                   metadata, recorded_at, previous_hash, hash) FROM STDIN
+                """) { writer in
+                for n in 1...rows {
+                    try writer.writeRow([
+                        String(n), "copy-\(n)", "1", UUID().uuidString, "PurchaseDelivered", "1", text, "{}",
+                        "2026-11-21 00:00:00+00", zero, zero,
+                    ])
+                }
+            }
+            return Double(rows) / (ContinuousClock.now - start).seconds
+        }
+    }
+
+    static func copyOutCeiling(pool: ConnectionPool) async throws -> Double {
+        try await pool.withConnection { connection in
+            let start = ContinuousClock.now
+            let rows = try connection.copyOut("COPY (SELECT * FROM events ORDER BY position) TO STDOUT") { _ in }
+            return Double(rows) / (ContinuousClock.now - start).seconds
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
