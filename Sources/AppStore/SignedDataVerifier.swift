@@ -27,7 +27,9 @@ public struct SignedDataVerifier: Sendable {
     public let rootCertificates: [Certificate]
     public let bundleID: String
     public let environment: AppStoreEnvironment
-    /// The app's Apple id; checked in production when set (sandbox payloads may lack it).
+    /// The app's Apple id; when set, checked on production notifications only, as Apple's library
+    /// does: sandbox notifications may lack it, and signed transactions and renewal infos never
+    /// carry it.
     public let appAppleID: Int64?
     public let validationTime: ValidationTime
     private let logger: Logger
@@ -67,7 +69,8 @@ public struct SignedDataVerifier: Sendable {
         let bundle = payload.data?.bundleId ?? payload.summary?.bundleId
         let appAppleID = payload.data?.appAppleId ?? payload.summary?.appAppleId
         let environment = payload.data?.rawEnvironment ?? payload.summary?.rawEnvironment
-        try check(bundle: bundle, appAppleID: appAppleID)
+        try check(bundle: bundle)
+        try check(appAppleID: appAppleID)
         try check(environment: environment)
         let transaction = try await payload.data?.signedTransactionInfo.asyncMap { jws async throws(AppStoreError) in
             try await verifyTransaction(jws)
@@ -82,7 +85,7 @@ public struct SignedDataVerifier: Sendable {
     /// `jwsRepresentation` the app sends (`POST /v1/transactions`).
     public func verifyTransaction(_ jws: String) async throws(AppStoreError) -> Verified<SignedTransaction> {
         let verified = try await verify(jws, as: SignedTransaction.self, signedDate: \.signedDate)
-        try check(bundle: verified.payload.bundleId, appAppleID: nil)
+        try check(bundle: verified.payload.bundleId)
         try check(environment: verified.payload.rawEnvironment)
         return verified
     }
@@ -146,10 +149,14 @@ public struct SignedDataVerifier: Sendable {
         return Verified(payload: payload, payloadBytes: token.payload, validationTime: time)
     }
 
-    private func check(bundle: String?, appAppleID: Int64?) throws(AppStoreError) {
+    private func check(bundle: String?) throws(AppStoreError) {
         guard bundle == bundleID else {
             throw AppStoreError(.bundleIDMismatch, "signed data is for bundle \(bundle ?? "none"), not \(bundleID)")
         }
+    }
+
+    /// A notification's `appAppleId`; only notifications name it (Apple's `verifyNotification`).
+    private func check(appAppleID: Int64?) throws(AppStoreError) {
         if environment == .production, let expected = self.appAppleID, appAppleID != expected {
             throw AppStoreError(.bundleIDMismatch, "signed data is for app \(appAppleID.map(String.init) ?? "none"), not \(expected)")
         }
