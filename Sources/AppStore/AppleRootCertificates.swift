@@ -64,6 +64,16 @@ public enum AppleRootCertificates {
         get throws(AppStoreError) { try certificate(der: appleRootCAG3DER, source: "Apple Root CA - G3") }
     }
 
+    /// Parses DER certificates held in memory, for example a simulator's root
+    /// (`AppleSimulator.rootCertificateDER`), without writing them to a file first.
+    public static func certificates(der: [[UInt8]]) throws(AppStoreError) -> [Certificate] {
+        var certificates: [Certificate] = []
+        for (index, bytes) in der.enumerated() {
+            certificates.append(try certificate(der: bytes, source: "root certificate \(index + 1)"))
+        }
+        return certificates
+    }
+
     /// Loads certificates from files, DER or PEM (several PEM blocks per file allowed).
     public static func load(paths: [String]) throws(AppStoreError) -> [Certificate] {
         var certificates: [Certificate] = []

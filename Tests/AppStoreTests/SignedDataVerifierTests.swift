@@ -153,4 +153,13 @@ struct SignedDataVerifierTests {
         #expect(roots[1] == testRoot && roots[2] == testRoot)
         expectErrorNow(.invalidConfiguration) { _ = try AppleRootCertificates.load(paths: ["/nonexistent.der"]) }
     }
+
+    @Test("root certificates parse from DER bytes in memory, and bytes that are not DER are a configuration error")
+    func rootsFromDER() throws {
+        let der = Array(try Fixtures.data("cert-testCA-asslib.der"))
+        let roots = try AppleRootCertificates.certificates(der: [der, AppleRootCertificates.appleRootCAG3DER])
+        #expect(roots == [try Fixtures.testRoot(), try Fixtures.appleRoot()])
+        #expect(try AppleRootCertificates.certificates(der: []).isEmpty)
+        expectErrorNow(.invalidConfiguration) { _ = try AppleRootCertificates.certificates(der: [der, [0x30, 0x03, 0x02]]) }
+    }
 }

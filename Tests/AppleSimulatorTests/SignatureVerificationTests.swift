@@ -3,8 +3,8 @@ import AppleSimulator
 import Foundation
 import Testing
 
-/// The simulator's JWS through the AppStore module's verifier, trusting the simulator's root the
-/// way the ledger does: a DER file named in `APPLE_ROOT_CERTIFICATES`.
+/// The simulator's JWS through the AppStore module's verifier, trusting the simulator's root
+/// (the DER the ledger would read from a file named in `APPLE_ROOT_CERTIFICATES`).
 @Suite("the simulator's signatures verify with the AppStore verifier")
 struct SignatureVerificationTests {
     /// `appAppleID` is checked on production notifications only: a transaction's payload carries
@@ -12,11 +12,7 @@ struct SignatureVerificationTests {
     static func verifier(
         _ simulator: AppleSimulator, environment: AppStoreEnvironment, appAppleID: Int64? = nil
     ) throws -> SignedDataVerifier {
-        let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("simulator-root-\(UUID().uuidString).der").path
-        try Data(simulator.rootCertificateDER).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let roots = try AppleRootCertificates.load(paths: [path])
+        let roots = try AppleRootCertificates.certificates(der: [simulator.rootCertificateDER])
         return SignedDataVerifier(
             rootCertificates: roots, bundleID: "com.example.app", environment: environment, appAppleID: appAppleID)
     }
