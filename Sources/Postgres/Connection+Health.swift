@@ -17,11 +17,15 @@ extension Connection {
         guard let pgconn, PQstatus(pgconn) == CONNECTION_OK else { return false }
         let socket = PQsocket(pgconn)
         guard socket >= 0 else { return false }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, 0)
-        if ready < 0 { return false }
-        if ready == 0 { return true }
-        guard PQconsumeInput(pgconn) == 1 else { return false }
+        // A terminated backend first sends its FATAL message, then closes: read until the
+        // socket is quiet, so the end of the stream is seen too (bounded, never blocking).
+        for _ in 0..<8 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return errno == EINTR }
+            if ready == 0 { break }
+            guard PQconsumeInput(pgconn) == 1, PQstatus(pgconn) == CONNECTION_OK else { return false }
+        }
         return PQstatus(pgconn) == CONNECTION_OK
     }
 }

@@ -39,6 +39,7 @@ public final class ConnectionPool: Sendable {
     /// When the body leaves a transaction open, it is rolled back before the connection is
     /// reused. Throws `poolClosed` after ``close()``, `CancellationError` when the task is
     /// cancelled while waiting for a connection.
+    @discardableResult
     public func withConnection<T: Sendable>(
         _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {
@@ -54,6 +55,7 @@ public final class ConnectionPool: Sendable {
     }
 
     /// Runs `body` in a transaction (see ``Connection/transaction(_:)``) on a pooled connection.
+    @discardableResult
     public func withTransaction<T: Sendable>(
         _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {

@@ -63,4 +63,17 @@ public enum TestDatabase {
         await adminPool.close()
         return try result.get()
     }
+
+    /// Runs `body` on a connection of its own to the admin conninfo (no test schema).
+    public static func withAdmin<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        let pool = ConnectionPool(conninfo: try adminConninfo, maxConnections: 1, logger: logger)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await pool.withConnection(body))
+        } catch {
+            result = .failure(error)
+        }
+        await pool.close()
+        return try result.get()
+    }
 }

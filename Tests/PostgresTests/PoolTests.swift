@@ -1,0 +1,83 @@
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("The connection pool")
+struct PoolTests {
+    @Test("N+1 concurrent users wait; never more than N connections at once")
+    func bounded() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let bound = 3
+            let pool = ConnectionPool(conninfo: conninfo, maxConnections: bound, logger: TestDatabase.logger)
+            let gauge = ConcurrencyGauge()
+            let pids = try await withThrowingTaskGroup(of: Int32.self) { group in
+                for _ in 0..<(bound * 3 + 1) {
+                    group.addTask {
+                        try await pool.withConnection { connection in
+                            gauge.enter()
+                            defer { gauge.leave() }
+                            try connection.execute("SELECT pg_sleep(0.05)")
+                            return connection.backendPID
+                        }
+                    }
+                }
+                return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
+            }
+            let serverSessions = try await TestDatabase.withAdmin { admin in
+                try admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(\("{" + pids.map(String.init).joined(separator: ",") + "}")::int[])").scalar(Int.self)
+            }
+            await pool.close()
+            #expect(gauge.peak == bound)
+            #expect(pids.count <= bound)
+            #expect(serverSessions == pids.count)
+        }
+    }
+
+    @Test("a connection killed by the server is replaced on next use")
+    func replacesDeadConnection() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+            let first = try await pool.withConnection { $0.backendPID }
+            // Terminated from another session while idle: noticed before the next use.
+            _ = try await TestDatabase.withAdmin { try $0.query("SELECT pg_terminate_backend(\(first))") }
+            try await Task.sleep(for: .milliseconds(200))
+            let second = try await pool.withConnection { $0.backendPID }
+            #expect(second != first)
+            // Terminated during use: a typed connection error, then a fresh connection.
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try $0.query("SELECT pg_terminate_backend(pg_backend_pid())") }
+            }
+            #expect(error?.isConnectionError == true)
+            let third = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()").scalar(Int32.self) }
+            #expect(third != second)
+            await pool.close()
+        }
+    }
+
+    @Test("a waiter whose task is cancelled gives up with CancellationError")
+    func cancelledWaiter() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+            let holder = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(0.5)") } }
+            try await Task.sleep(for: .milliseconds(100))
+            let waiter = Task { try await pool.withConnection { $0.backendPID } }
+            try await Task.sleep(for: .milliseconds(50))
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            _ = try await holder.value
+            #expect(try await pool.scalar("SELECT 1", as: Int.self) == 1)
+            await pool.close()
+        }
+    }
+
+    @Test("a closed pool refuses work")
+    func closed() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+            _ = try await pool.scalar("SELECT 1", as: Int.self)
+            await pool.close()
+            let error = await #expect(throws: PostgresError.self) { try await pool.withConnection { $0.backendPID } }
+            #expect(error?.code == .poolClosed)
+        }
+    }
+}
