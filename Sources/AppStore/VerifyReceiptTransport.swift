@@ -3,8 +3,8 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 
-/// Sends one verifyReceipt request. `HTTPVerifyReceiptTransport` is the real one; tests of the
-/// routing and retry rules substitute a scripted transport.
+/// Sends one verifyReceipt request. `HTTPVerifyReceiptTransport` is the real one; the seam lets
+/// a caller send through its own HTTP stack. Tests use the real one against the AppleSimulator.
 public protocol VerifyReceiptTransport: Sendable {
     /// POSTs `body` (JSON) to `url` and returns the HTTP status and the response bytes.
     ///

@@ -169,6 +169,18 @@ struct VerifyReceiptResponseTests {
         #expect(body.status.classify(isRetryable: nil) == .retryLater)
     }
 
+    @Test("21100-21199 is retry later only when the body says is-retryable", arguments: [
+        (#"{"status":21199}"#, VerifyReceiptStatus.Class.permanent),
+        (#"{"status":21150,"is-retryable":false}"#, .permanent),
+        (#"{"status":21150,"is-retryable":true}"#, .retryLater),
+        (#"{"status":21100,"is-retryable":"true"}"#, .retryLater),
+    ])
+    func internalDataAccessErrors(json: String, expected: VerifyReceiptStatus.Class) throws {
+        let body = try VerifyReceiptResponse(jsonBytes: Data(json.utf8))
+        #expect(body.status.isInternalDataAccessError)
+        #expect(body.status.classify(isRetryable: body.isRetryable) == expected)
+    }
+
     @Test("malformed JSON is a typed malformed-body error that quotes nothing from the body")
     func malformed() throws {
         let error = #expect(throws: AppStoreError.self) {
