@@ -22,14 +22,9 @@ extension Connection {
         let message = field(CLIBPQ_DIAG_MESSAGE_PRIMARY)
             ?? PQresultErrorMessage(result).map { String(cString: $0).trimmingTrailingNewlines() }
             ?? "unknown error"
-        let code: PostgresError.Code
-        if lost || sqlState?.isConnectionClass == true && sqlState != .cannotConnectNow && !isAlive {
-            code = .connectionLost
-        } else if sqlState == nil {
-            code = .protocolViolation
-        } else {
-            code = .server
-        }
+        // A broken session is a lost connection whatever the message; otherwise a server
+        // error has a SQLSTATE, and one without is libpq's own complaint.
+        let code: PostgresError.Code = lost ? .connectionLost : (sqlState == nil ? .protocolViolation : .server)
         return PostgresError(
             code: code, sqlState: sqlState, message: message,
             detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL), hint: field(CLIBPQ_DIAG_MESSAGE_HINT),

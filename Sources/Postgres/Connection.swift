@@ -212,3 +212,7 @@ private let noticeReceiver: PQnoticeReceiver = { argument, result in
         level: level, "\(message)",
         metadata: ["postgres.severity": "\(severity)", "postgres.sqlstate": "\(field(CLIBPQ_DIAG_SQLSTATE) ?? "")"])
 }
+
+/// A connection is used from one thread at a time; the pool moves it between callers itself.
+@available(*, unavailable)
+extension Connection: Sendable {}
