@@ -38,15 +38,21 @@ public final class ConnectionPool: Sendable {
     ///
     /// When the body leaves a transaction open, it is rolled back before the connection is
     /// reused. Throws `poolClosed` after ``close()``, `CancellationError` when the task is
-    /// cancelled while waiting for a connection.
+    /// cancelled while waiting for a connection. Cancelling the task while the body runs sends
+    /// the server a cancel request: the running statement fails with `SQLState.queryCanceled`.
     @discardableResult
     public func withConnection<T: Sendable>(
         _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {
         let slot = try await acquire()
+        let cancellation = QueryCancellation()
         let result: Result<T, any Error>
         do {
-            result = .success(try await slot.run(conninfo: conninfo, logger: logger, body))
+            result = .success(try await withTaskCancellationHandler {
+                try await slot.run(conninfo: conninfo, logger: logger, cancellation: cancellation, body)
+            } onCancel: {
+                cancellation.cancel()
+            })
         } catch {
             result = .failure(error)
         }
@@ -137,11 +143,14 @@ final class Slot: @unchecked Sendable {
 
     /// Runs `body` on this slot's queue with its connection, opening one if needed.
     func run<T: Sendable>(
-        conninfo: String, logger: Logger, _ body: @escaping @Sendable (Connection) throws -> T
+        conninfo: String, logger: Logger, cancellation: QueryCancellation,
+        _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try self.runOnQueue(conninfo: conninfo, logger: logger, body) })
+                continuation.resume(with: Result {
+                    try self.runOnQueue(conninfo: conninfo, logger: logger, cancellation: cancellation, body)
+                })
             }
         }
     }
@@ -157,7 +166,9 @@ final class Slot: @unchecked Sendable {
         }
     }
 
-    private func runOnQueue<T>(conninfo: String, logger: Logger, _ body: (Connection) throws -> T) throws -> T {
+    private func runOnQueue<T>(
+        conninfo: String, logger: Logger, cancellation: QueryCancellation, _ body: (Connection) throws -> T
+    ) throws -> T {
         if let existing = connection, !existing.isUsableAfterIdle() {
             logger.info("discarding a dead PostgreSQL connection", metadata: ["slot": "\(id)"])
             existing.close()
@@ -170,6 +181,8 @@ final class Slot: @unchecked Sendable {
             connection = try Connection.connect(conninfo, logger: logger)
             self.connection = connection
         }
+        guard cancellation.start(connection) else { throw CancellationError() }
+        defer { cancellation.finish() }
         do {
             let value = try body(connection)
             tidy(connection, after: nil, logger: logger)

@@ -70,6 +70,29 @@ struct PoolTests {
         }
     }
 
+    @Test("cancelling the task cancels the statement it is running")
+    func cancelRunningStatement() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+            let clock = ContinuousClock()
+            let started = clock.now
+            let sleeper = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(30)") } }
+            try await Task.sleep(for: .milliseconds(300))
+            sleeper.cancel()
+            var cancelled = false
+            do {
+                _ = try await sleeper.value
+            } catch SQLState.queryCanceled {
+                cancelled = true
+            }
+            #expect(cancelled)
+            #expect(started.duration(to: clock.now) < .seconds(10))
+            let one = try await pool.scalar("SELECT 1", as: Int.self)
+            #expect(one == 1)
+            await pool.close()
+        }
+    }
+
     @Test("a closed pool refuses work")
     func closed() async throws {
         try await TestDatabase.withSchema { conninfo, _ in
