@@ -25,7 +25,7 @@ public struct RecordedEvent: Sendable, Hashable {
 extension RecordedEvent {
     /// The column list every read selects, in the order `init(row:from:)` decodes them;
     /// `alias` qualifies the columns (e.g. "e.") when the query joins.
-    static func columnList(alias: String = "") -> String {
+    public static func columnList(alias: String = "") -> String {
         let a = alias
         return """
             \(a)position, \(a)stream_id, \(a)stream_version, \(a)event_id, \(a)event_type, \(a)schema_version,

@@ -11,6 +11,9 @@ enum StoreBench {
         {"transaction_id": "1000000912345678", "original_transaction_id": "1000000912345678", "product_id": "com.example.coins100", "user_id": "user-1234", "quantity": 1, "price_minor": 99, "currency": "USD", "environment": "Production"}
         """#)
 
+    /// Streams are new in every run, so a run may reuse a database.
+    static let run = UUID().uuidString.prefix(8)
+
     static func run(conninfo: String, pgbench1: Double?, pgbench8: Double?, seconds: Double) async throws {
         let logger = Logger(label: "bench.store")
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
@@ -55,7 +58,7 @@ enum StoreBench {
                     var n = 0
                     while clock.now < deadline {
                         try await store.append(
-                            [NewEvent(type: "PurchaseDelivered", payload: payload)], to: "bench-\(callers)-\(caller)-\(n)",
+                            [NewEvent(type: "PurchaseDelivered", payload: payload)], to: "bench-\(run)-\(callers)-\(caller)-\(n)",
                             expecting: .noStream)
                         n += 1
                     }
@@ -72,7 +75,7 @@ enum StoreBench {
         let start = clock.now
         for command in 0..<commands {
             let events = (0..<eventsPerCommand).map { _ in NewEvent(type: "PurchaseDelivered", payload: payload) }
-            try await store.append(events, to: "batch-\(command)", expecting: .noStream)
+            try await store.append(events, to: "batch-\(run)-\(command)", expecting: .noStream)
         }
         return Double(commands * eventsPerCommand) / (clock.now - start).seconds
     }
@@ -130,5 +133,36 @@ extension Duration {
     var seconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
+    }
+}
+
+extension StoreBench {
+    /// `ledger-bench read-profile`: where read-all's time goes, on an existing log: the query
+    /// alone (rows copied out of libpq), then with decoding into `RecordedEvent`, then COPY out.
+    static func readProfile(conninfo: String) async throws {
+        let logger = Logger(label: "bench.read")
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
+        let store = EventStore(pool: pool, logger: logger)
+        let total = try await store.headPosition()
+        let clock = ContinuousClock()
+        var start = clock.now
+        var position: Int64 = 0
+        while position < total {
+            let after = position
+            position = try await pool.withConnection { connection in
+                let rows = try connection.query("""
+                    SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events WHERE position > \(after)
+                    ORDER BY position LIMIT 5000
+                    """)
+                return try rows[rows.count - 1].decode(0)
+            }
+        }
+        let queryOnly = Double(total) / (clock.now - start).seconds
+        start = clock.now
+        _ = try await readAllRate(store: store, total: total)
+        let decoded = Double(total) / (clock.now - start).seconds
+        let copyOut = try await copyOutCeiling(pool: pool)
+        await pool.close()
+        print(String(format: "query only %.0f rows/s, with decoding %.0f events/s, COPY out %.0f rows/s", queryOnly, decoded, copyOut))
     }
 }

@@ -15,6 +15,8 @@ case "store":
         pgbench1: environment["BENCH_PGBENCH_1"].flatMap(Double.init),
         pgbench8: environment["BENCH_PGBENCH_8"].flatMap(Double.init),
         seconds: environment["BENCH_SECONDS"].flatMap(Double.init) ?? 10)
+case "read-profile":
+    try await StoreBench.readProfile(conninfo: environment["DATABASE_URL"] ?? "")
 case "apple":
     // Tools/bench runs from the repository's root, where the fixtures are.
     let fixture = environment["BENCH_FIXTURE"]
