@@ -9,7 +9,7 @@ extension EventStore {
                 SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events
                 WHERE stream_id = \(streamID) AND stream_version >= \(version)
                 ORDER BY stream_version LIMIT \(Int64(limit))
-                """).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
+                """, resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
         }
     }
 
@@ -22,7 +22,7 @@ extension EventStore {
             try connection.query("""
                 SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events
                 WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
-                """).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
+                """, resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
         }
     }
 

@@ -29,8 +29,7 @@ extension RecordedEvent {
         let a = alias
         return """
             \(a)position, \(a)stream_id, \(a)stream_version, \(a)event_id, \(a)event_type, \(a)schema_version,
-            \(a)payload, \(a)metadata, \(a)idempotency_key,
-            (extract(epoch FROM \(a)recorded_at) * 1000000)::bigint, \(a)previous_hash, \(a)hash
+            \(a)payload, \(a)metadata, \(a)idempotency_key, \(a)recorded_at, \(a)previous_hash, \(a)hash
             """
     }
 
@@ -46,7 +45,7 @@ extension RecordedEvent {
             payload: try row.decode(first + 6),
             metadata: try row.decode(first + 7),
             idempotencyKey: try row.decode(first + 8),
-            recordedAt: PostgresTimestamp(microsecondsSince1970: try row.decode(first + 9, as: Int64.self)),
+            recordedAt: try row.decode(first + 9),
             hash: try row.decode(first + 11),
             previousHash: try row.decode(first + 10))
     }

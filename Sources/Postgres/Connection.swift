@@ -95,11 +95,14 @@ public final class Connection {
     // MARK: - Statements
 
     /// Runs one statement with its parameters and returns its rows.
+    ///
+    /// - Parameter resultFormat: `.binary` saves the server formatting and us parsing each
+    ///   value (bulk reads); every decoder of this module reads both formats.
     @discardableResult
-    public func query(_ sql: SQL) throws -> PostgresRows {
+    public func query(_ sql: SQL, resultFormat: PostgresFormat = .text) throws -> PostgresRows {
         let pgconn = try handle()
         let result = try withParameters(of: sql) { count, types, values, lengths, formats in
-            PQexecParams(pgconn, sql.text, count, types, values, lengths, formats, PostgresFormat.text.rawValue)
+            PQexecParams(pgconn, sql.text, count, types, values, lengths, formats, resultFormat.rawValue)
         }
         defer { PQclear(result) }
         return try rows(from: result, sql: sql.text)

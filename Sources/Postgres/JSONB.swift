@@ -27,8 +27,15 @@ public struct JSONB: Sendable, Hashable, PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .jsonb }
     public var postgresData: PostgresData { PostgresData(type: .jsonb, format: .text, bytes: bytes) }
 
-    /// Accepts `jsonb`, `json` and text columns.
+    /// Accepts `jsonb`, `json` and text columns, in text or binary format (binary jsonb is a
+    /// version byte, 1, followed by the same text).
     public init(postgresCell cell: PostgresCell) throws {
-        self.bytes = Array(try cell.requireBytes(for: JSONB.self))
+        let bytes = try cell.requireBytes(for: JSONB.self)
+        if cell.format == .binary && cell.type == .jsonb {
+            guard bytes.first == 1 else { throw cell.decodingError(JSONB.self, "unknown binary jsonb version") }
+            self.bytes = Array(bytes.dropFirst())
+        } else {
+            self.bytes = Array(bytes)
+        }
     }
 }

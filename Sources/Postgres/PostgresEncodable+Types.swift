@@ -1,7 +1,8 @@
 import Foundation
 
 // Conformances of standard types. Parameters go in text format, except bytea (binary: raw bytes).
-// Results arrive in text format (see Connection), so decoders parse PostgreSQL's text forms.
+// Results arrive in text format unless a query asks for binary, so each decoder reads both
+// (binary forms: PostgresCell+Binary.swift).
 
 extension String: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .text }
@@ -41,6 +42,10 @@ extension Int: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int8 }
     public var postgresData: PostgresData { PostgresData(type: .int8, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            self = try cell.binaryInteger(as: Int.self)
+            return
+        }
         guard let value = parseInteger(try cell.requireBytes(for: Int.self), as: Int.self) else {
             throw cell.decodingError(Int.self, "not an integer in range")
         }
@@ -52,6 +57,10 @@ extension Int64: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int8 }
     public var postgresData: PostgresData { PostgresData(type: .int8, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            self = try cell.binaryInteger(as: Int64.self)
+            return
+        }
         guard let value = parseInteger(try cell.requireBytes(for: Int64.self), as: Int64.self) else {
             throw cell.decodingError(Int64.self, "not an integer in range")
         }
@@ -63,6 +72,10 @@ extension Int32: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int4 }
     public var postgresData: PostgresData { PostgresData(type: .int4, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            self = try cell.binaryInteger(as: Int32.self)
+            return
+        }
         guard let value = parseInteger(try cell.requireBytes(for: Int32.self), as: Int32.self) else {
             throw cell.decodingError(Int32.self, "not an integer in range")
         }
@@ -74,6 +87,10 @@ extension Int16: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int2 }
     public var postgresData: PostgresData { PostgresData(type: .int2, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            self = try cell.binaryInteger(as: Int16.self)
+            return
+        }
         guard let value = parseInteger(try cell.requireBytes(for: Int16.self), as: Int16.self) else {
             throw cell.decodingError(Int16.self, "not an integer in range")
         }
@@ -85,6 +102,12 @@ extension Bool: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .bool }
     public var postgresData: PostgresData { PostgresData(type: .bool, text: self ? "t" : "f") }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            let bytes = try cell.requireBytes(for: Bool.self)
+            guard bytes.count == 1 else { throw cell.decodingError(Bool.self) }
+            self = bytes[bytes.startIndex] != 0
+            return
+        }
         switch String(decoding: try cell.requireBytes(for: Bool.self), as: UTF8.self) {
         case "t", "true": self = true
         case "f", "false": self = false
@@ -107,6 +130,15 @@ extension Double: PostgresEncodable, PostgresDecodable {
         return PostgresData(type: .float8, text: text)
     }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            let bytes = try cell.requireBytes(for: Double.self)
+            switch bytes.count {
+            case 8: self = Double(bitPattern: UInt64(bigEndianBytes: bytes))
+            case 4: self = Double(Float(bitPattern: UInt32(bigEndianBytes: bytes)))
+            default: throw cell.decodingError(Double.self, "a binary float has 4 or 8 bytes")
+            }
+            return
+        }
         guard let value = Double(String(decoding: try cell.requireBytes(for: Double.self), as: UTF8.self)) else {
             throw cell.decodingError(Double.self)
         }
@@ -121,10 +153,11 @@ extension Array: PostgresEncodable where Element == UInt8 {
 }
 
 extension Array: PostgresDecodable where Element == UInt8 {
-    /// Decodes bytea's hex text form (`\x0a1b…`); any other type gives its text bytes.
+    /// Decodes bytea's hex text form (`\x0a1b…`) or its binary form (the bytes as they are);
+    /// any other type gives its text bytes.
     public init(postgresCell cell: PostgresCell) throws {
         let bytes = try cell.requireBytes(for: [UInt8].self)
-        guard cell.type == .bytea else {
+        guard cell.type == .bytea, cell.format == .text else {
             self = Array(bytes)
             return
         }
@@ -171,8 +204,13 @@ extension UUID: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .uuid }
     public var postgresData: PostgresData { PostgresData(type: .uuid, text: uuidString.lowercased()) }
     public init(postgresCell cell: PostgresCell) throws {
-        let text = String(decoding: try cell.requireBytes(for: UUID.self), as: UTF8.self)
-        guard let uuid = UUID(uuidString: text) else { throw cell.decodingError(UUID.self) }
+        if cell.format == .binary {
+            self = try cell.binaryUUID()
+            return
+        }
+        guard let uuid = UUID(postgresText: try cell.requireBytes(for: UUID.self)) else {
+            throw cell.decodingError(UUID.self)
+        }
         self = uuid
     }
 }

@@ -174,6 +174,10 @@ extension PostgresTimestamp: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .timestamptz }
     public var postgresData: PostgresData { PostgresData(type: .timestamptz, text: description) }
     public init(postgresCell cell: PostgresCell) throws {
+        if cell.format == .binary {
+            self = try cell.binaryTimestamp()
+            return
+        }
         guard let value = PostgresTimestamp(postgresText: try cell.requireBytes(for: PostgresTimestamp.self)) else {
             throw cell.decodingError(PostgresTimestamp.self, "not an ISO timestamp")
         }

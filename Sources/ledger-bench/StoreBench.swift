@@ -153,7 +153,7 @@ extension StoreBench {
                 let rows = try connection.query("""
                     SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events WHERE position > \(after)
                     ORDER BY position LIMIT 5000
-                    """)
+                    """, resultFormat: .binary)
                 return try rows[rows.count - 1].decode(0)
             }
         }
