@@ -65,7 +65,7 @@ public struct ChainVerifier: Sendable {
     private func fetch(after position: Int64) async throws -> [ChainRow] {
         let limit = Int64(pageSize)
         return try await pool.withConnection { connection in
-            // Every field as PostgreSQL's text, exactly as events_canonical_bytes() reads it.
+            // Every field as PostgreSQL's text, exactly as the insert trigger hashed it.
             try connection.query("""
                 SELECT position, position::text AS position_text, stream_id, stream_version::text, event_id::text, event_type,
                        schema_version::text, payload::text, metadata::text, idempotency_key,
@@ -89,7 +89,7 @@ struct ChainRow: Sendable {
     var hash: [UInt8]
 
     /// Each field as "<UTF-8 length>:<text>", or "~" for NULL, concatenated: the encoding of
-    /// events_canonical_bytes() in Schema/migrations/0001_events.sql.
+    /// the insert trigger, events_before_insert() in Schema/migrations/0001_events.sql.
     static func canonicalBytes(_ fields: [String?]) -> [UInt8] {
         var bytes: [UInt8] = []
         for field in fields {

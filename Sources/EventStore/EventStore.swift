@@ -21,6 +21,9 @@ public final class EventStore: Sendable {
         self.committer = GroupCommitter(pool: pool, maxBatchEvents: maxBatchEvents, logger: logger)
     }
 
+    /// Batches committed so far by this store's group commit, and the commands in them.
+    public var groupCommitStatistics: GroupCommitStatistics { committer.statistics }
+
     /// Appends `events` to one stream, in one transaction, in order.
     @discardableResult
     public func append(_ events: [NewEvent], to streamID: String, expecting expected: ExpectedVersion = .any) async throws -> [RecordedEvent] {

@@ -16,7 +16,11 @@ final class GroupCommitter: Sendable {
     private struct State {
         var queue: [Pending] = []
         var writing = false
+        var statistics = GroupCommitStatistics()
     }
+
+    /// How long (in scheduler turns) the writer waits for the last batch's callers to return.
+    static let maxYieldsForReturningCallers = 8
 
     private let state = Mutex(State())
     private let pool: ConnectionPool
@@ -28,6 +32,8 @@ final class GroupCommitter: Sendable {
         self.maxBatchEvents = max(1, maxBatchEvents)
         self.logger = logger
     }
+
+    var statistics: GroupCommitStatistics { state.withLock { $0.statistics } }
 
     /// Appends one command durably; returns when its batch has committed.
     func append(_ command: [StreamAppend]) async throws -> [RecordedEvent] {
@@ -47,7 +53,16 @@ final class GroupCommitter: Sendable {
 
     /// Commits batches until no command is waiting; exactly one drain runs at a time.
     private func drain() async {
+        var lastBatchSize = 0
         while true {
+            // The callers just resumed usually append again at once. Without this wait the
+            // first of them to return would commit alone while the rest queue behind it, and
+            // batches would alternate between one command and all the others.
+            var yields = 0
+            while yields < Self.maxYieldsForReturningCallers, state.withLock({ $0.queue.count }) < lastBatchSize {
+                await Task.yield()
+                yields += 1
+            }
             let batch = state.withLock { state -> [Pending] in
                 var taken: [Pending] = []
                 var events = 0
@@ -59,6 +74,11 @@ final class GroupCommitter: Sendable {
                 return taken
             }
             if batch.isEmpty { return }
+            lastBatchSize = batch.count
+            state.withLock {
+                $0.statistics.batches += 1
+                $0.statistics.commands += batch.count
+            }
             let results = await commit(batch.map(\.command))
             for (pending, result) in zip(batch, results) {
                 pending.continuation.resume(with: result)
@@ -87,4 +107,11 @@ final class GroupCommitter: Sendable {
             return results
         }
     }
+}
+
+/// How well group commit is batching: commands per batch is what each fsync is shared by.
+public struct GroupCommitStatistics: Sendable, Hashable {
+    public var batches = 0
+    public var commands = 0
+    public var commandsPerBatch: Double { batches == 0 ? 0 : Double(commands) / Double(batches) }
 }

@@ -21,7 +21,10 @@ enum StoreBench {
         let store = EventStore(pool: pool, logger: logger)
 
         let one = try await appends(store: store, callers: 1, seconds: seconds)
+        let beforeEight = store.groupCommitStatistics
         let eight = try await appends(store: store, callers: 8, seconds: seconds)
+        let afterEight = store.groupCommitStatistics
+        let commandsPerBatch = Double(afterEight.commands - beforeEight.commands) / Double(max(1, afterEight.batches - beforeEight.batches))
         let batch = try await batchPath(store: store, commands: 100, eventsPerCommand: 1_000)
         let copyIn = try await copyInCeiling(pool: pool, rows: 100_000)
         let total = try await store.headPosition()
@@ -44,6 +47,7 @@ enum StoreBench {
                     + ceiling.padding(toLength: 34, withPad: " ", startingAt: 0)
                     + (ceilingRate.map { String(format: "%11.0f", $0) } ?? "        n/a") + "   " + ratio)
         }
+        print(String(format: "(8 callers: %.1f appends per group commit)", commandsPerBatch))
         print("(log holds \(total) events; read-all target ≥ 0.60× COPY out; 8 callers target ≥ 1.00× pgbench 8 clients)")
     }
 
