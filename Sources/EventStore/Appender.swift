@@ -11,7 +11,7 @@ enum Appender {
     /// back to `appendCommand` per command to find out which one and why.
     static func insertBatch(_ commands: [[StreamAppend]], on connection: Connection) throws -> [[RecordedEvent]] {
         let rows = AppendStatements.Rows(commands.flatMap { $0 })
-        let inserted = try connection.query(AppendStatements.insert(rows)).map { try RecordedEvent(row: $0) }
+        let inserted = try connection.query(AppendStatements.insert(rows), resultFormat: .binary).map { try RecordedEvent(row: $0) }
         return split(inserted.sorted { $0.position < $1.position }, by: commands)
     }
 
@@ -22,10 +22,10 @@ enum Appender {
     static func appendCommand(_ command: [StreamAppend], on connection: Connection) throws -> [RecordedEvent] {
         try validate(command)
         let rows = AppendStatements.Rows(command)
-        let matches = try connection.query(AppendStatements.existing(rows))
+        let matches = try connection.query(AppendStatements.existing(rows), resultFormat: .binary)
         if matches.isEmpty {
             do {
-                return try connection.query(AppendStatements.insert(rows)).map { try RecordedEvent(row: $0) }
+                return try connection.query(AppendStatements.insert(rows), resultFormat: .binary).map { try RecordedEvent(row: $0) }
                     .sorted { $0.position < $1.position }
             } catch {
                 throw translate(error, command: command)

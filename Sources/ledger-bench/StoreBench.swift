@@ -12,19 +12,40 @@ enum StoreBench {
         """#)
 
     /// Streams are new in every run, so a run may reuse a database.
-    static let run = UUID().uuidString.prefix(8)
+    static let runID = UUID().uuidString.prefix(8)
 
-    static func run(conninfo: String, pgbench1: Double?, pgbench8: Double?, seconds: Double) async throws {
+    /// Prints "RATE COMMANDS_PER_BATCH" for one round of `callers` appending for `seconds`.
+    static func appendRate(conninfo: String, callers: Int, seconds: Double) async throws {
+        let logger = Logger(label: "bench.store")
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
+        try await Migrator().migrate(pool: pool, logger: logger)
+        let store = EventStore(pool: pool, logger: logger)
+        let rate = try await appends(store: store, callers: callers, seconds: seconds)
+        let statistics = store.groupCommitStatistics
+        await pool.close()
+        print(String(format: "%.0f %.1f", rate, statistics.commandsPerBatch))
+    }
+
+    /// The table. Append rates and their pgbench ceilings come from Tools/bench, which
+    /// alternates short rounds of each and passes medians: the disk's fsync latency drifts by
+    /// 2x within minutes here, so figures from different minutes do not compare.
+    static func run(
+        conninfo: String, pgbench1: Double?, pgbench8: Double?, ours1: Double?, ours8: Double?, batch8: Double?,
+        seconds: Double
+    ) async throws {
         let logger = Logger(label: "bench.store")
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
         try await Migrator().migrate(pool: pool, logger: logger)
         let store = EventStore(pool: pool, logger: logger)
 
-        let one = try await appends(store: store, callers: 1, seconds: seconds)
+        var one = ours1 ?? 0
+        if ours1 == nil { one = try await appends(store: store, callers: 1, seconds: seconds) }
         let beforeEight = store.groupCommitStatistics
-        let eight = try await appends(store: store, callers: 8, seconds: seconds)
+        var eight = ours8 ?? 0
+        if ours8 == nil { eight = try await appends(store: store, callers: 8, seconds: seconds) }
         let afterEight = store.groupCommitStatistics
-        let commandsPerBatch = Double(afterEight.commands - beforeEight.commands) / Double(max(1, afterEight.batches - beforeEight.batches))
+        let commandsPerBatch = batch8
+            ?? Double(afterEight.commands - beforeEight.commands) / Double(max(1, afterEight.batches - beforeEight.batches))
         let batch = try await batchPath(store: store, commands: 100, eventsPerCommand: 1_000)
         let copyIn = try await copyInCeiling(pool: pool, rows: 100_000)
         let total = try await store.headPosition()
@@ -62,7 +83,7 @@ enum StoreBench {
                     var n = 0
                     while clock.now < deadline {
                         try await store.append(
-                            [NewEvent(type: "PurchaseDelivered", payload: payload)], to: "bench-\(run)-\(callers)-\(caller)-\(n)",
+                            [NewEvent(type: "PurchaseDelivered", payload: payload)], to: "bench-\(runID)-\(callers)-\(caller)-\(n)",
                             expecting: .noStream)
                         n += 1
                     }
@@ -79,7 +100,7 @@ enum StoreBench {
         let start = clock.now
         for command in 0..<commands {
             let events = (0..<eventsPerCommand).map { _ in NewEvent(type: "PurchaseDelivered", payload: payload) }
-            try await store.append(events, to: "batch-\(run)-\(command)", expecting: .noStream)
+            try await store.append(events, to: "batch-\(runID)-\(command)", expecting: .noStream)
         }
         return Double(commands * eventsPerCommand) / (clock.now - start).seconds
     }

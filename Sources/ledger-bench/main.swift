@@ -14,7 +14,20 @@ case "store":
         conninfo: conninfo,
         pgbench1: environment["BENCH_PGBENCH_1"].flatMap(Double.init),
         pgbench8: environment["BENCH_PGBENCH_8"].flatMap(Double.init),
+        ours1: environment["BENCH_OURS_1"].flatMap(Double.init),
+        ours8: environment["BENCH_OURS_8"].flatMap(Double.init),
+        batch8: environment["BENCH_BATCH_8"].flatMap(Double.init),
         seconds: environment["BENCH_SECONDS"].flatMap(Double.init) ?? 10)
+case "append-rate":
+    // ledger-bench append-rate CALLERS SECONDS: one round of durable single-event appends, for
+    // Tools/bench to interleave with pgbench rounds.
+    guard arguments.count == 3, let callers = Int(arguments[1]), let seconds = Double(arguments[2]),
+        let conninfo = environment["DATABASE_URL"]
+    else {
+        FileHandle.standardError.write(Data("usage: ledger-bench append-rate CALLERS SECONDS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    try await StoreBench.appendRate(conninfo: conninfo, callers: callers, seconds: seconds)
 case "read-profile":
     try await StoreBench.readProfile(conninfo: environment["DATABASE_URL"] ?? "")
 case "apple":
