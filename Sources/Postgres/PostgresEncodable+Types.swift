@@ -38,18 +38,22 @@ func parseInteger<T: FixedWidthInteger>(_ bytes: ArraySlice<UInt8>, as: T.Type) 
     return value
 }
 
+extension PostgresCell {
+    /// An integer column in either format, narrowed to `T` when it fits.
+    func integer<T: FixedWidthInteger>(as type: T.Type) throws -> T {
+        if format == .binary { return try binaryInteger(as: T.self) }
+        guard let value = parseInteger(try requireBytes(for: T.self), as: T.self) else {
+            throw decodingError(T.self, "not an integer in range")
+        }
+        return value
+    }
+}
+
 extension Int: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int8 }
     public var postgresData: PostgresData { PostgresData(type: .int8, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
-        if cell.format == .binary {
-            self = try cell.binaryInteger(as: Int.self)
-            return
-        }
-        guard let value = parseInteger(try cell.requireBytes(for: Int.self), as: Int.self) else {
-            throw cell.decodingError(Int.self, "not an integer in range")
-        }
-        self = value
+        self = try cell.integer(as: Int.self)
     }
 }
 
@@ -57,14 +61,7 @@ extension Int64: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int8 }
     public var postgresData: PostgresData { PostgresData(type: .int8, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
-        if cell.format == .binary {
-            self = try cell.binaryInteger(as: Int64.self)
-            return
-        }
-        guard let value = parseInteger(try cell.requireBytes(for: Int64.self), as: Int64.self) else {
-            throw cell.decodingError(Int64.self, "not an integer in range")
-        }
-        self = value
+        self = try cell.integer(as: Int64.self)
     }
 }
 
@@ -72,14 +69,7 @@ extension Int32: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int4 }
     public var postgresData: PostgresData { PostgresData(type: .int4, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
-        if cell.format == .binary {
-            self = try cell.binaryInteger(as: Int32.self)
-            return
-        }
-        guard let value = parseInteger(try cell.requireBytes(for: Int32.self), as: Int32.self) else {
-            throw cell.decodingError(Int32.self, "not an integer in range")
-        }
-        self = value
+        self = try cell.integer(as: Int32.self)
     }
 }
 
@@ -87,14 +77,7 @@ extension Int16: PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .int2 }
     public var postgresData: PostgresData { PostgresData(type: .int2, text: String(self)) }
     public init(postgresCell cell: PostgresCell) throws {
-        if cell.format == .binary {
-            self = try cell.binaryInteger(as: Int16.self)
-            return
-        }
-        guard let value = parseInteger(try cell.requireBytes(for: Int16.self), as: Int16.self) else {
-            throw cell.decodingError(Int16.self, "not an integer in range")
-        }
-        self = value
+        self = try cell.integer(as: Int16.self)
     }
 }
 
