@@ -39,10 +39,7 @@ let package = Package(
         ),
         .target(
             name: "EmbeddedPostgres",
-            dependencies: [
-                "Postgres",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "EventStore",
@@ -110,7 +107,7 @@ let package = Package(
             dependencies: ["Postgres", "EventStore", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "TestSupport"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "TestSupport"]),
         .testTarget(
             name: "AppStoreTests",

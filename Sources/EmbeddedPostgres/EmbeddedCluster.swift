@@ -19,7 +19,16 @@ public final class EmbeddedCluster: Sendable {
     }
 
     /// Creates the cluster if it does not exist and starts it if it is not running.
-    public static func start(in directory: URL, logger: Logger) throws -> EmbeddedCluster {
+    ///
+    /// - Parameter settings: extra server settings for this start (`-c name=value`), e.g.
+    ///   `["fsync": "off"]` for a throwaway test cluster.
+    public static func start(
+        in directory: URL, settings: [String: String] = [:], logger: Logger
+    ) async throws -> EmbeddedCluster {
+        try await ServerTools.run { try startBlocking(in: directory, settings: settings, logger: logger) }
+    }
+
+    private static func startBlocking(in directory: URL, settings: [String: String], logger: Logger) throws -> EmbeddedCluster {
         let binaries = try ServerBinaries.locate()
         let directory = directory.standardizedFileURL
         try ClusterFolder.prepare(directory)
@@ -34,9 +43,10 @@ public final class EmbeddedCluster: Sendable {
         if try cluster.isRunning() {
             return cluster
         }
+        let extra = settings.sorted { $0.key < $1.key }.map { " -c \($0.key)=\($0.value)" }.joined()
         try cluster.run("pg_ctl", [
             "-D", cluster.dataDirectory.path, "-l", directory.appendingPathComponent("server.log").path,
-            "-w", "-t", "60", "-o", "-k \(cluster.socketDirectory.path) -c listen_addresses=", "start",
+            "-w", "-t", "60", "-o", "-k \(cluster.socketDirectory.path) -c listen_addresses=\(extra)", "start",
         ])
         logger.info("started the private PostgreSQL cluster", metadata: ["socket": "\(cluster.socketDirectory.path)"])
         return EmbeddedCluster(
@@ -53,10 +63,28 @@ public final class EmbeddedCluster: Sendable {
     }
 
     /// Stops the server if this process started it.
-    public func stop() throws {
+    public func stop() async throws {
         guard startedHere else { return }
-        try run("pg_ctl", ["-D", dataDirectory.path, "-w", "-m", "fast", "stop"])
+        try await ServerTools.run { try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-m", "fast", "stop"]) }
         logger.info("stopped the private PostgreSQL cluster")
+    }
+
+    /// `pg_ctl restart -m fast` with the options it was started with, as an operator would;
+    /// returns when the server accepts connections again.
+    public func restart() async throws {
+        try await ServerTools.run {
+            try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-t", "60", "-m", "fast", "restart"])
+        }
+    }
+
+    /// Stops the server at once, whoever started it, and deletes the cluster's folder: for
+    /// throwaway clusters. Never throws.
+    public func destroy() async {
+        _ = try? await ServerTools.run {
+            try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-m", "immediate", "stop"])
+        }
+        try? FileManager.default.removeItem(at: directory)
+        if socketDirectory != directory { try? FileManager.default.removeItem(at: socketDirectory) }
     }
 
     private func isRunning() throws -> Bool {

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Where Debian's PostgreSQL server programs are (`/usr/lib/postgresql/NN/bin`, newest first).
@@ -37,6 +38,18 @@ enum ClusterFolder {
         var hash: UInt64 = 14_695_981_039_346_656_037
         for byte in directory.path.utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
         return URL(fileURLWithPath: "/tmp/purchase-ledger-\(String(hash, radix: 36))")
+    }
+}
+
+/// Where the server programs run: they block until they exit (initdb and pg_ctl take seconds),
+/// so never on Swift's cooperative pool; one at a time, on a serial queue of our own.
+enum ServerTools {
+    private static let queue = DispatchQueue(label: "purchase-ledger.embedded-postgres")
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
     }
 }
 

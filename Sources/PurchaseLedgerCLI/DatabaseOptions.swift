@@ -24,7 +24,7 @@ struct DatabaseOptions: ParsableArguments {
         if let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
             conninfo = url
         } else {
-            let started = try EmbeddedCluster.start(in: URL(fileURLWithPath: dataDirectory), logger: logger)
+            let started = try await EmbeddedCluster.start(in: URL(fileURLWithPath: dataDirectory), logger: logger)
             cluster = started
             conninfo = started.conninfo
         }
@@ -32,11 +32,11 @@ struct DatabaseOptions: ParsableArguments {
         do {
             let result = try await body(conninfo, pool)
             await pool.close()
-            try cluster?.stop()
+            try await cluster?.stop()
             return result
         } catch {
             await pool.close()
-            try? cluster?.stop()
+            try? await cluster?.stop()
             throw error
         }
     }

@@ -1,3 +1,5 @@
+import EmbeddedPostgres
+import Foundation
 import Postgres
 import TestSupport
 import Testing
@@ -6,7 +8,9 @@ import Testing
 struct PoolRestartTests {
     @Test("after pg_ctl restart the same pool serves queries again")
     func survivesRestart() async throws {
-        let cluster = try await ThrowawayCluster.start()
+        // A cluster of this test's own, so no other test ever sees the restart.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-restart-\(UUID().uuidString)")
+        let cluster = try await EmbeddedCluster.start(in: folder, settings: ["fsync": "off"], logger: TestDatabase.logger)
         let pool = ConnectionPool(conninfo: cluster.conninfo, maxConnections: 2, logger: TestDatabase.logger)
         do {
             let before = try await pool.withConnection { $0.backendPID }
@@ -43,10 +47,10 @@ struct PoolRestartTests {
             #expect(sums == 14)
         } catch {
             await pool.close()
-            await cluster.remove()
+            await cluster.destroy()
             throw error
         }
         await pool.close()
-        await cluster.remove()
+        await cluster.destroy()
     }
 }
