@@ -39,10 +39,10 @@ enum AppendStatements {
         INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, payload,
                             metadata, idempotency_key)
         SELECT s, v, i, t, sv, p, m, k
-        FROM unnest(\(ArrayLiteral.text(rows.streamIDs))::text[], \(ArrayLiteral.integers(rows.versions))::bigint[],
-                    \(ArrayLiteral.text(rows.ids))::uuid[], \(ArrayLiteral.text(rows.types))::text[],
-                    \(ArrayLiteral.integers(rows.schemaVersions))::int[], \(ArrayLiteral.text(rows.payloads))::jsonb[],
-                    \(ArrayLiteral.text(rows.metadata))::jsonb[], \(ArrayLiteral.text(rows.idempotencyKeys))::text[])
+        FROM unnest(\(PostgresArray(rows.streamIDs))::text[], \(PostgresArray(rows.versions))::bigint[],
+                    \(PostgresArray(rows.ids))::uuid[], \(PostgresArray(rows.types))::text[],
+                    \(PostgresArray(rows.schemaVersions))::int[], \(PostgresArray(rows.payloads))::jsonb[],
+                    \(PostgresArray(rows.metadata))::jsonb[], \(PostgresArray(rows.idempotencyKeys))::text[])
              WITH ORDINALITY AS n(s, v, i, t, sv, p, m, k, ord)
         ORDER BY ord
         RETURNING \(unsafeRaw: RecordedEvent.columnList())
@@ -56,9 +56,9 @@ enum AppendStatements {
         """
         SELECT c.ord, (e.stream_id = c.s AND e.event_type = c.t AND e.schema_version = c.sv
                        AND e.payload = c.p) AS same, \(unsafeRaw: RecordedEvent.columnList(alias: "e."))
-        FROM unnest(\(ArrayLiteral.text(rows.streamIDs))::text[], \(ArrayLiteral.text(rows.ids))::uuid[],
-                    \(ArrayLiteral.text(rows.types))::text[], \(ArrayLiteral.integers(rows.schemaVersions))::int[],
-                    \(ArrayLiteral.text(rows.payloads))::jsonb[], \(ArrayLiteral.text(rows.idempotencyKeys))::text[])
+        FROM unnest(\(PostgresArray(rows.streamIDs))::text[], \(PostgresArray(rows.ids))::uuid[],
+                    \(PostgresArray(rows.types))::text[], \(PostgresArray(rows.schemaVersions))::int[],
+                    \(PostgresArray(rows.payloads))::jsonb[], \(PostgresArray(rows.idempotencyKeys))::text[])
              WITH ORDINALITY AS c(s, i, t, sv, p, k, ord)
         JOIN events e ON e.event_id = c.i OR e.idempotency_key = c.k
         ORDER BY c.ord

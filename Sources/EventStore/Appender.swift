@@ -81,8 +81,8 @@ enum Appender {
     /// or key (the retry finds the original), or a lost connection (the retry finds out whether
     /// the batch committed, by the ids).
     static func isRetryable(_ error: any Error) -> Bool {
+        if error.isPostgresConnectionError { return true }
         guard let postgres = error as? PostgresError else { return false }
-        if postgres.code == .connectionLost || postgres.code == .connectionFailed { return true }
         return postgres.sqlState == .uniqueViolation
             && (postgres.constraint == "events_event_id_key" || postgres.constraint == "events_idempotency_key_key")
     }

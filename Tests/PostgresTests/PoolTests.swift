@@ -25,7 +25,7 @@ struct PoolTests {
                 return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
             }
             let serverSessions = try await TestDatabase.withAdmin { admin in
-                try admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(\("{" + pids.map(String.init).joined(separator: ",") + "}")::int[])").scalar(Int.self)
+                try admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(\(PostgresArray(Array(pids)))::int[])").scalar(Int.self)
             }
             await pool.close()
             // At most `bound` at once; how close the peak comes depends on scheduling (the
