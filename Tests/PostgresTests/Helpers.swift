@@ -21,3 +21,34 @@ extension ConnectionPool {
         try await withConnection { connection in try connection.query(sql).scalar(T.self) }
     }
 }
+
+/// The backend a body ran on, set from inside the body (which runs on the connection's thread).
+final class BackendLatch: Sendable {
+    private let state = Mutex<Int32?>(nil)
+
+    func record(_ connection: Connection) { state.withLock { $0 = connection.backendPID } }
+    var pid: Int32? { state.withLock { $0 } }
+}
+
+/// Waits until the body behind `latch` is inside `pg_sleep` on the server. Tests that cancel,
+/// kill or restart "during a statement" act only then: a sleep of a few hundred milliseconds
+/// is not enough on a busy CI machine, where connecting alone can take longer.
+func waitUntilSleeping(_ latch: BackendLatch, conninfo: String, timeout: Duration = .seconds(60)) async throws {
+    struct NeverSlept: Error {}
+    let observer = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+    defer { Task { await observer.close() } }
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if let pid = latch.pid {
+            let sleeping = try await observer.withConnection { connection in
+                try connection.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid) AND state = 'active' AND wait_event = 'PgSleep'"
+                ).scalar(Int.self)
+            }
+            if sleeping == 1 { return }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw NeverSlept()
+}

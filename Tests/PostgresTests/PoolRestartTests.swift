@@ -15,8 +15,14 @@ struct PoolRestartTests {
         do {
             let before = try await pool.withConnection { $0.backendPID }
             // One query is in flight when the server goes down.
-            let inFlight = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(30)") } }
-            try await Task.sleep(for: .milliseconds(300))
+            let running = BackendLatch()
+            let inFlight = Task {
+                try await pool.withConnection { connection in
+                    running.record(connection)
+                    try connection.execute("SELECT pg_sleep(30)")
+                }
+            }
+            try await waitUntilSleeping(running, conninfo: cluster.conninfo)
             try await cluster.restart()
             let inFlightResult = await inFlight.result
             // A query that was running cannot succeed; its failure must be a typed connection error.

@@ -71,9 +71,9 @@ struct PoolTests {
         try await TestDatabase.withSchema { conninfo, _ in
             let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
             let first = try await pool.withConnection { $0.backendPID }
-            // Terminated from another session while idle: noticed before the next use.
-            _ = try await TestDatabase.withAdmin { try $0.query("SELECT pg_terminate_backend(\(first))") }
-            try await Task.sleep(for: .milliseconds(200))
+            // Terminated from another session while idle: noticed before the next use. The wait
+            // returns once the backend has exited, which a busy machine may take a while to do.
+            _ = try await TestDatabase.withAdmin { try $0.query("SELECT pg_terminate_backend(\(first), 60000)") }
             let second = try await pool.withConnection { $0.backendPID }
             #expect(second != first)
             // Terminated during use: a typed connection error, then a fresh connection.
@@ -91,12 +91,21 @@ struct PoolTests {
     func cancelledWaiter() async throws {
         try await TestDatabase.withSchema { conninfo, _ in
             let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
-            let holder = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(0.5)") } }
-            try await Task.sleep(for: .milliseconds(100))
+            let gate = DispatchSemaphore(value: 0)
+            let holding = BackendLatch()
+            let holder = Task {
+                try await pool.withConnection { connection in
+                    holding.record(connection)
+                    gate.wait()  // holds the only connection until the waiter's fate is known
+                }
+            }
+            for _ in 0..<3_000 where holding.pid == nil { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(holding.pid != nil, "the holder has the only connection")
             let waiter = Task { try await pool.withConnection { $0.backendPID } }
             try await Task.sleep(for: .milliseconds(50))
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
+            gate.signal()
             _ = try await holder.value
             #expect(try await pool.scalar("SELECT 1", as: Int.self) == 1)
             await pool.close()
@@ -107,10 +116,17 @@ struct PoolTests {
     func cancelRunningStatement() async throws {
         try await TestDatabase.withSchema { conninfo, _ in
             let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+            let running = BackendLatch()
+            let sleeper = Task {
+                try await pool.withConnection { connection in
+                    running.record(connection)
+                    try connection.execute("SELECT pg_sleep(30)")
+                }
+            }
+            // Cancelled while the statement runs on the server, not while the task waits to connect.
+            try await waitUntilSleeping(running, conninfo: TestDatabase.adminConninfo)
             let clock = ContinuousClock()
             let started = clock.now
-            let sleeper = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(30)") } }
-            try await Task.sleep(for: .milliseconds(300))
             sleeper.cancel()
             var cancelled = false
             do {
