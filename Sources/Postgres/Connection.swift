@@ -19,6 +19,8 @@ public final class Connection {
     public let logger: Logger
     private let noticeContext: Unmanaged<NoticeContext>
     var savepointDepth = 0
+    /// Statements prepared on this session by ``query(_:preparedAs:resultFormat:)``: name → text.
+    var preparedStatements: [String: String] = [:]
 
     private init(pgconn: OpaquePointer, logger: Logger) {
         self.pgconn = pgconn
