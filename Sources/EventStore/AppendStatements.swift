@@ -34,6 +34,10 @@ enum AppendStatements {
         }
     }
 
+    /// The batch INSERT's name when group commit runs it as a prepared statement: its text
+    /// never changes, so each writer connection parses and plans it once.
+    static let preparedInsertName = "purchase_ledger_append_batch"
+
     static func insert(_ rows: Rows) -> SQL {
         """
         INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, payload,
