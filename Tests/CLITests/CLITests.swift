@@ -13,12 +13,12 @@ struct CLITests {
             async let second = ToolRun.run(["migrate"], databaseURL: conninfo)
             let (a, b) = try await (first, second)
             #expect(a.status == 0 && b.status == 0, "\(a.output) \(b.output)")
-            #expect([a.output, b.output].filter { $0.contains("applied 2 migrations") }.count == 1)
+            #expect([a.output, b.output].filter { $0.contains("applied 3 migrations") }.count == 1)
             let third = try await ToolRun.run(["migrate"], databaseURL: conninfo)
             #expect(third.status == 0)
             #expect(third.output.contains("schema up to date"))
             let count: Int64 = try await pool.withConnection { try $0.query("SELECT count(*) FROM schema_migrations")[0].decode(0) }
-            #expect(count == 2)
+            #expect(count == 3)
         }
     }
 
@@ -50,7 +50,7 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let first = try await ToolRun.run(["migrate", "--data-dir", folder.path], databaseURL: nil)
         #expect(first.status == 0, "\(first.output)")
-        #expect(first.output.contains("applied 2 migrations"))
+        #expect(first.output.contains("applied 3 migrations"))
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("data/PG_VERSION").path))
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("data/postmaster.pid").path), "stopped on exit")
         let second = try await ToolRun.run(["migrate", "--data-dir", folder.path], databaseURL: nil)

@@ -42,9 +42,15 @@ struct ExpectedVersionTests {
         try await StoreFixture.with { fixture in
             let store = fixture.store
             try await store.append([event(), event()], to: "s", expecting: .noStream)
-            await #expect(throws: EventStoreError.self) { try await store.append([event()], to: "s", expecting: .noStream) }
-            await #expect(throws: EventStoreError.self) { try await store.append([event()], to: "s", expecting: .exactly(1)) }
-            await #expect(throws: EventStoreError.self) { try await store.append([event()], to: "s", expecting: .exactly(3)) }
+            // Behind (the next version is taken) and ahead (a gap would open) are both conflicts.
+            for expected in [ExpectedVersion.noStream, .exactly(1), .exactly(3), .exactly(7)] {
+                let conflict = await #expect(throws: EventStoreError.self) {
+                    try await store.append([event()], to: "s", expecting: expected)
+                }
+                #expect(conflict?.code == .wrongExpectedVersion, "\(expected)")
+            }
+            let ahead = await #expect(throws: EventStoreError.self) { try await store.append([event()], to: "s", expecting: .exactly(3)) }
+            #expect(ahead?.message.contains("stream is at version 2") == true, "\(String(describing: ahead))")
             let third = try await store.append([event()], to: "s", expecting: .exactly(2))
             let fourth = try await store.append([event()], to: "s", expecting: .any)
             #expect(third.map(\.streamVersion) == [3])
