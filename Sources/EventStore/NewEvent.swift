@@ -16,7 +16,7 @@ public struct NewEvent: Sendable, Hashable {
     public var idempotencyKey: String?
 
     public init(
-        id: UUID = UUID(), type: String, schemaVersion: Int32 = 1, payload: JSONB,
+        id: UUID = NewEvent.makeID(), type: String, schemaVersion: Int32 = 1, payload: JSONB,
         metadata: JSONB = JSONB("{}"), idempotencyKey: String? = nil
     ) {
         self.id = id
@@ -29,7 +29,7 @@ public struct NewEvent: Sendable, Hashable {
 
     /// An event whose payload is `value` encoded as JSON.
     public init<Payload: Encodable>(
-        id: UUID = UUID(), type: String, schemaVersion: Int32 = 1, encoding value: Payload,
+        id: UUID = NewEvent.makeID(), type: String, schemaVersion: Int32 = 1, encoding value: Payload,
         metadata: JSONB = JSONB("{}"), idempotencyKey: String? = nil
     ) throws {
         self.init(
