@@ -93,8 +93,13 @@ final class GroupCommitter: Sendable {
             if batch.isEmpty { return [] }
             lastBatchSize = batch.count
             let results: [[RecordedEvent]]
+            let started = ContinuousClock.now
             do {
                 results = try Appender.insertBatch(batch.map(\.command), on: connection)
+                let took = ContinuousClock.now - started
+                queue.condition.lock()
+                queue.statistics.committing += took
+                queue.condition.unlock()
             } catch {
                 // Something in the batch conflicted (or the connection dropped and we cannot tell
                 // whether it committed): each command on its own finds out, idempotently.
@@ -161,5 +166,7 @@ final class GroupCommitter: Sendable {
 public struct GroupCommitStatistics: Sendable, Hashable {
     public var batches = 0
     public var commands = 0
+    /// Wall time spent inside batch INSERTs (statement and commit), summed over batches.
+    public var committing: Duration = .zero
     public var commandsPerBatch: Double { batches == 0 ? 0 : Double(commands) / Double(batches) }
 }

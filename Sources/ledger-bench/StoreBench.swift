@@ -14,7 +14,7 @@ enum StoreBench {
     /// Streams are new in every run, so a run may reuse a database.
     static let runID = UUID().uuidString.prefix(8)
 
-    /// Prints "RATE COMMANDS_PER_BATCH" for one round of `callers` appending for `seconds`.
+    /// Prints "RATE COMMANDS_PER_BATCH MS_PER_COMMIT" for one round of `callers` appending for `seconds`.
     static func appendRate(conninfo: String, callers: Int, seconds: Double) async throws {
         let logger = Logger(label: "bench.store")
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
@@ -23,7 +23,8 @@ enum StoreBench {
         let rate = try await appends(store: store, callers: callers, seconds: seconds)
         let statistics = store.groupCommitStatistics
         await pool.close()
-        print(String(format: "%.0f %.1f", rate, statistics.commandsPerBatch))
+        let commitMilliseconds = statistics.batches == 0 ? 0 : (statistics.committing / statistics.batches).seconds * 1_000
+        print(String(format: "%.0f %.1f %.2f", rate, statistics.commandsPerBatch, commitMilliseconds))
     }
 
     /// The table. Append rates and their pgbench ceilings come from Tools/bench, which
