@@ -9,11 +9,11 @@ enum AppendStatements {
     struct Rows {
         var streamIDs: [String?] = []
         var versions: [Int64?] = []
-        var ids: [String?] = []
+        var ids: [UUID?] = []
         var types: [String?] = []
         var schemaVersions: [Int32?] = []
-        var payloads: [String?] = []
-        var metadata: [String?] = []
+        var payloads: [JSONB?] = []
+        var metadata: [JSONB?] = []
         var idempotencyKeys: [String?] = []
 
         init(_ appends: [StreamAppend]) {
@@ -23,11 +23,11 @@ enum AppendStatements {
                     streamIDs.append(append.streamID)
                     versions.append(next)
                     next = next.map { $0 + 1 }
-                    ids.append(event.id.uuidString.lowercased())
+                    ids.append(event.id)
                     types.append(event.type)
                     schemaVersions.append(event.schemaVersion)
-                    payloads.append(String(decoding: event.payload.bytes, as: UTF8.self))
-                    metadata.append(String(decoding: event.metadata.bytes, as: UTF8.self))
+                    payloads.append(event.payload)
+                    metadata.append(event.metadata)
                     idempotencyKeys.append(event.idempotencyKey)
                 }
             }
