@@ -31,8 +31,10 @@ final class GroupCommitter: Sendable {
     /// tens of microseconds; without this wait the first one back would commit alone while the
     /// rest queue behind it, and batches would alternate between one command and all the others.
     static let returningCallersWait: TimeInterval = 0.000_5
-    /// How long the writer keeps its connection with nothing to do before giving it back.
-    static let idleWait: TimeInterval = 0.05
+    /// How long the writer keeps its connection with nothing to do before giving it back: long
+    /// enough to bridge a caller's pause between appends, short enough that the pool's other
+    /// users hardly notice the lane it holds.
+    static let idleWait: TimeInterval = 0.005
 
     private let queue = Queue()
     private let pool: ConnectionPool
