@@ -5,6 +5,8 @@ import Logging
 /// when no `DATABASE_URL` is given: created on first use, reused after, listening only on a
 /// Unix socket of its own so it never clashes with another server.
 public final class EmbeddedCluster: Sendable {
+    /// Where the cluster lives: the folder asked for, or one under /var/tmp when we are root
+    /// and the postgres user cannot reach that folder.
     public let directory: URL
     public let socketDirectory: URL
     /// Whether this process started the server (and so stops it); a server some other process
@@ -30,8 +32,7 @@ public final class EmbeddedCluster: Sendable {
 
     private static func startBlocking(in directory: URL, settings: [String: String], logger: Logger) throws -> EmbeddedCluster {
         let binaries = try ServerBinaries.locate()
-        let directory = directory.standardizedFileURL
-        try ClusterFolder.prepare(directory)
+        let directory = try ClusterFolder.location(for: directory.standardizedFileURL, logger: logger)
         let cluster = EmbeddedCluster(
             directory: directory, socketDirectory: ClusterFolder.socketDirectory(for: directory),
             startedHere: false, binaries: binaries, logger: logger)

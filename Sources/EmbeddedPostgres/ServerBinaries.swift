@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 
 /// Where Debian's PostgreSQL server programs are (`/usr/lib/postgresql/NN/bin`, newest first).
 enum ServerBinaries {
@@ -29,15 +30,40 @@ enum ClusterFolder {
         }
     }
 
+    /// Where the cluster asked for in `requested` lives: there, unless we are root and the
+    /// `postgres` user cannot reach it (a clone under root's home, or inside a `mktemp -d`
+    /// folder, sits behind a 0700 folder that initdb cannot pass). Then it lives in a folder
+    /// under /var/tmp named after `requested`, so the next run finds it again, and a note in
+    /// `requested` says where. Loosening the caller's folders instead would be a surprise.
+    static func location(for requested: URL, logger: Logger) throws -> URL {
+        try prepare(requested)
+        guard getuid() == 0 else { return requested }
+        let probe = try OwnerProcess.run(URL(fileURLWithPath: "/usr/bin/test"), ["-w", requested.path, "-a", "-x", requested.path])
+        if probe.exitCode == 0 { return requested }
+        let elsewhere = URL(fileURLWithPath: "/var/tmp/purchase-ledger-\(name(of: requested))", isDirectory: true)
+        try prepare(elsewhere)
+        let note = "The postgres user cannot reach this folder, so the private cluster for it lives in \(elsewhere.path)\n"
+        try? Data(note.utf8).write(to: requested.appendingPathComponent("CLUSTER-LOCATION.txt"))
+        logger.notice(
+            "the postgres user cannot reach the cluster folder; using another",
+            metadata: ["requested": "\(requested.path)", "directory": "\(elsewhere.path)"])
+        return elsewhere
+    }
+
     /// The cluster folder itself when its socket path fits the 107 bytes a Unix socket path
     /// may have; otherwise a fixed folder under /tmp named after it.
     static func socketDirectory(for directory: URL) -> URL {
         if directory.path.utf8.count + "/.s.PGSQL.5432".utf8.count < 100 {
             return directory
         }
+        return URL(fileURLWithPath: "/tmp/purchase-ledger-\(name(of: directory))")
+    }
+
+    /// A short, stable name for a folder path (FNV-1a, base 36).
+    private static func name(of directory: URL) -> String {
         var hash: UInt64 = 14_695_981_039_346_656_037
         for byte in directory.path.utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
-        return URL(fileURLWithPath: "/tmp/purchase-ledger-\(String(hash, radix: 36))")
+        return String(hash, radix: 36)
     }
 }
 
@@ -67,7 +93,9 @@ enum OwnerProcess {
     static func run(_ executable: URL, _ arguments: [String], asOwner: Bool = true) throws -> Result {
         let argv: [String] =
             asOwner && getuid() == 0
-            ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable.path] + arguments
+            // From "/" (`env -C`): the postgres user may not be allowed into our working
+            // directory, and initdb and pg_ctl complain when they cannot return to it.
+            ? ["/usr/sbin/runuser", "-u", "postgres", "--", "/usr/bin/env", "-C", "/", executable.path] + arguments
             : [executable.path] + arguments
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
