@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "AppleSimulator", targets: ["AppleSimulator"]),
+        .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "LedgerService", targets: ["LedgerService"]),
+        .library(name: "LedgerHTTP", targets: ["LedgerHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -23,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -83,10 +90,39 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The domain, pure: events, decisions, projections as folds. No I/O.
+        .target(name: "Ledger", dependencies: ["AppStore"]),
+        // The purchase flow wired to the store and Apple: commands, retry worker, projection runner.
+        .target(
+            name: "LedgerService",
+            dependencies: [
+                "Ledger", "EventStore", "Postgres", "AppStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "LedgerHTTP",
+            dependencies: [
+                "LedgerService", "Ledger", "EventStore", "Postgres", "AppStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")]
+        ),
         .target(
             name: "PurchaseLedgerCLI",
             dependencies: [
-                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppleSimulator",
+                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppleSimulator", "Ledger", "LedgerService", "LedgerHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -118,6 +154,19 @@ let package = Package(
             dependencies: ["AppleSimulator", "AppStore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Postgres", "EventStore"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"]),
+        .testTarget(
+            name: "LedgerHTTPTests",
+            dependencies: [
+                "LedgerHTTP", "LedgerService", "Ledger", "EventStore", "Postgres", "AppStore", "AppleSimulator", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

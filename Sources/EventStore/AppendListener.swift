@@ -5,13 +5,13 @@ import Synchronization
 /// Waits for "events were appended" on a connection of its own (LISTEN), so tailing readers
 /// wake at once instead of polling; when the wait times out they read anyway, so a lost
 /// notification (a reconnect, a restart) only delays them by the poll interval.
-final class AppendListener: Sendable {
+public final class AppendListener: Sendable {
     private let pool: ConnectionPool
     /// The connection that last ran LISTEN: a reconnected pool hands out a new one, which must
     /// LISTEN again before it can be woken.
     private let listening = Mutex<ObjectIdentifier?>(nil)
 
-    init(conninfo: String, logger: Logger) {
+    public init(conninfo: String, logger: Logger) {
         // One connection, used only for waiting: a wait blocks its thread for up to the poll
         // interval and must not hold a connection of the shared pool.
         self.pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
@@ -19,21 +19,21 @@ final class AppendListener: Sendable {
 
     /// Starts listening if this connection is not yet; returns at once. Call it before reading,
     /// so an append that commits between the read and the wait still wakes the wait.
-    func prepare() async throws {
+    public func prepare() async throws {
         try await pool.withConnection { connection in
             try self.ensureListening(connection)
         }
     }
 
     /// Returns when an append commits or `timeout` passes, whichever is first.
-    func wait(timeout: Duration) async throws {
+    public func wait(timeout: Duration) async throws {
         try await pool.withConnection { connection in
             try self.ensureListening(connection)
             _ = try connection.waitForNotifications(timeout: timeout)
         }
     }
 
-    func close() async {
+    public func close() async {
         await pool.close()
     }
 

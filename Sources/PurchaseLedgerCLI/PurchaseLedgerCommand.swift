@@ -8,7 +8,9 @@ public struct PurchaseLedgerCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "purchase-ledger",
         abstract: "An event-sourced ledger of Apple In-App Purchases.",
-        subcommands: [MigrateCommand.self, VerifyCommand.self, DemoCommand.self, AppleSimulatorCommand.self]
+        subcommands: [
+            MigrateCommand.self, ServeCommand.self, CatalogCommand.self, VerifyCommand.self, DemoCommand.self, AppleSimulatorCommand.self,
+        ]
     )
 
     public init() {}

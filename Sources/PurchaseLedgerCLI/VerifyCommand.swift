@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import LedgerService
 import Logging
 
 struct VerifyCommand: AsyncParsableCommand {
@@ -12,11 +13,19 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.verify")
-        let outcome = try await database.withDatabase(logger: logger) { _, pool in
-            try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
+        let (outcome, documents) = try await database.withDatabase(logger: logger) { _, pool in
+            let chain = try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
+            return (chain, try await DocumentVerifier(pool: pool).verify())
         }
         TerminalProgress.finish()
         try printChainOutcome(outcome)
+        switch documents {
+        case .verified(let count, let references):
+            print("documents verified: \(count) documents, \(references) references")
+        case .broken(let reason):
+            print("documents broken: \(reason)")
+            throw ExitCode(3)
+        }
     }
 }
 

@@ -1,0 +1,82 @@
+import Foundation
+
+/// One product the app sells, as the catalog file describes it (CONTRACT.md "Catalog file").
+public struct Product: Sendable, Hashable, Codable {
+    public var productId: String
+    public var kind: ProductKind
+    /// What one unit delivers, per grant unit (`{"coins": 100}`); empty for most owned products.
+    public var grants: [String: Int64]
+    /// The reference price of one unit in minor units of `currency`, used for revenue when
+    /// Apple's answer carries no price.
+    public var priceMinor: Int64?
+    public var currency: String?
+
+    public init(productId: String, kind: ProductKind, grants: [String: Int64] = [:], priceMinor: Int64? = nil, currency: String? = nil) {
+        self.productId = productId
+        self.kind = kind
+        self.grants = grants
+        self.priceMinor = priceMinor
+        self.currency = currency
+    }
+
+    enum CodingKeys: String, CodingKey { case productId, kind, grants, priceMinor, currency }
+
+    /// `grants` may be left out (owned products usually grant nothing countable).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            productId: try c.decode(String.self, forKey: .productId), kind: try c.decode(ProductKind.self, forKey: .kind),
+            grants: try c.decodeIfPresent([String: Int64].self, forKey: .grants) ?? [:],
+            priceMinor: try c.decodeIfPresent(Int64.self, forKey: .priceMinor), currency: try c.decodeIfPresent(String.self, forKey: .currency))
+    }
+}
+
+/// The products the ledger knows, by `product_id`. Loading one appends `CatalogLoaded`, so the
+/// catalog in force at any position is a fold of the events before it.
+public struct Catalog: Sendable, Hashable {
+    public private(set) var products: [String: Product]
+
+    public init(products: [Product] = []) {
+        self.products = Dictionary(products.map { ($0.productId, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    public subscript(productId: String) -> Product? { products[productId] }
+
+    /// Applies a newer catalog: products it names are replaced, others are kept (a product
+    /// removed from sale still has purchases to explain).
+    public mutating func merge(_ loaded: CatalogLoaded) {
+        for product in loaded.products { products[product.productId] = product }
+    }
+
+    /// Parses a catalog file: `{"products": [{"product_id", "kind", "grants"?, "price_minor"?,
+    /// "currency"?}]}`. Errors name the product and field, never guess.
+    public static func parse(_ data: Data) throws(CatalogError) -> [Product] {
+        struct File: Decodable { var products: [Product] }
+        let file: File
+        do {
+            file = try LedgerJSON.decoder.decode(File.self, from: data)
+        } catch {
+            throw CatalogError("the catalog is not {\"products\": [...]} with product_id and a known kind: \(LedgerJSON.describe(error))")
+        }
+        var seen = Set<String>()
+        for product in file.products {
+            guard !product.productId.isEmpty else { throw CatalogError("a product has an empty product_id") }
+            guard seen.insert(product.productId).inserted else { throw CatalogError("product \(product.productId) is listed twice") }
+            if let price = product.priceMinor, price < 0 { throw CatalogError("product \(product.productId) has a negative price_minor") }
+            if product.priceMinor != nil, (product.currency ?? "").count != 3 {
+                throw CatalogError("product \(product.productId) has a price_minor but no three-letter currency")
+            }
+            for (unit, amount) in product.grants where unit.isEmpty || amount <= 0 {
+                throw CatalogError("product \(product.productId) grants \(amount) of \"\(unit)\": grants are positive amounts of a named unit")
+            }
+        }
+        return file.products
+    }
+}
+
+/// A catalog file that cannot be used, with a message fit for the operator.
+public struct CatalogError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

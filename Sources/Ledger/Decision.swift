@@ -1,0 +1,80 @@
+/// What to record and answer for one submission or notification: the appends (each with the
+/// version its stream must be at, so a concurrent decision that got there first makes this one
+/// fail and be decided again) and the answer to the client.
+public struct Decision: Sendable, Hashable {
+    public enum Outcome: Sendable, Hashable {
+        /// Delivered now.
+        case delivered([Delivery])
+        /// Nothing new: these were delivered before.
+        case alreadyDelivered([Delivery])
+        case rejected(RejectionCode, String)
+    }
+
+    public var outcome: Outcome
+    /// Appends to streams other than the submission's own.
+    public var appends: [LedgerAppend]
+
+    public init(outcome: Outcome, appends: [LedgerAppend]) {
+        self.outcome = outcome
+        self.appends = appends
+    }
+
+    /// The event that closes the submission's stream.
+    public func closingEvent(for submission: Submission) -> LedgerEvent {
+        switch outcome {
+        case .delivered(let deliveries):
+            .submissionResolved(SubmissionResolved(submissionId: submission.submissionId, outcome: "delivered", transactionIds: deliveries.map(\.transactionId)))
+        case .alreadyDelivered(let deliveries):
+            .submissionResolved(SubmissionResolved(submissionId: submission.submissionId, outcome: "already_delivered", transactionIds: deliveries.map(\.transactionId)))
+        case .rejected(let code, let message):
+            .deliveryRejected(DeliveryRejected(submissionId: submission.submissionId, userId: submission.userId, code: code, message: message))
+        }
+    }
+}
+
+/// Events for one stream with the version it must be at.
+public struct LedgerAppend: Sendable, Hashable {
+    public enum Expectation: Sendable, Hashable {
+        case noStream
+        case exactly(Int64)
+        case any
+    }
+
+    public var stream: String
+    public var expectation: Expectation
+    public var events: [LedgerEvent]
+
+    public init(stream: String, expectation: Expectation, events: [LedgerEvent]) {
+        self.stream = stream
+        self.expectation = expectation
+        self.events = events
+    }
+}
+
+/// One delivered transaction as the API shows it (CONTRACT.md `deliveries`).
+public struct Delivery: Sendable, Hashable, Codable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var orderId: String?
+    public var userId: String
+    public var quantity: Int64
+    public var environment: String
+
+    public init(transactionId: String, originalTransactionId: String, productId: String, orderId: String?, userId: String, quantity: Int64, environment: String) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.orderId = orderId
+        self.userId = userId
+        self.quantity = quantity
+        self.environment = environment
+    }
+
+    public init(_ delivered: PurchaseDelivered) {
+        self.init(
+            transactionId: delivered.transactionId, originalTransactionId: delivered.originalTransactionId,
+            productId: delivered.productId, orderId: delivered.orderId, userId: delivered.userId,
+            quantity: delivered.quantity, environment: delivered.environment)
+    }
+}

@@ -1,0 +1,195 @@
+/// A purchase was delivered: the user was granted what the product gives. Appended to the
+/// stream `transaction-<transaction_id>` expecting no stream, so one Apple transaction is
+/// delivered once, ever, whichever way it arrived (receipt, signed transaction, retry worker).
+public struct PurchaseDelivered: LedgerEventPayload {
+    public static let eventType = "PurchaseDelivered"
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var kind: ProductKind
+    public var quantity: Int64
+    public var userId: String
+    public var orderId: String?
+    /// `Production` or `Sandbox`, as Apple said.
+    public var environment: String
+    /// Milliseconds since 1970, UTC.
+    public var purchaseDateMs: Int64?
+    public var expiresDateMs: Int64?
+    /// Apple's price in milliunits of `currency`, when Apple gave one (signed transactions).
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    public var appAccountToken: String?
+    public var appTransactionId: String?
+    public var isTrial: Bool
+    /// What `quantity` units of the product grant, per unit (`{"coins": 200}`).
+    public var grants: [String: Int64]
+    /// The submission that caused it.
+    public var submissionId: String
+    /// How the purchase was tied to its user and order (`MatchReason`).
+    public var match: MatchReason
+
+    public init(
+        transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
+        userId: String, orderId: String?, environment: String, purchaseDateMs: Int64?, expiresDateMs: Int64?,
+        priceMilliunits: Int64?, currency: String?, appAccountToken: String?, appTransactionId: String?, isTrial: Bool,
+        grants: [String: Int64], submissionId: String, match: MatchReason
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.kind = kind
+        self.quantity = quantity
+        self.userId = userId
+        self.orderId = orderId
+        self.environment = environment
+        self.purchaseDateMs = purchaseDateMs
+        self.expiresDateMs = expiresDateMs
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.appAccountToken = appAccountToken
+        self.appTransactionId = appTransactionId
+        self.isTrial = isTrial
+        self.grants = grants
+        self.submissionId = submissionId
+        self.match = match
+    }
+}
+
+/// How a delivered transaction was tied to its user and order; recorded so support can say why.
+public enum MatchReason: String, Sendable, Hashable, Codable {
+    /// The client named the order.
+    case orderId = "order_id"
+    /// The transaction's `app_account_token` is the order's.
+    case appAccountToken = "app_account_token"
+    /// No usable token: the user's open order for the same product, created before the purchase.
+    case productAndTime = "product_and_time"
+    /// The token names another user's order (the device switched accounts): matched among the
+    /// submitting user's own open orders by product and time.
+    case accountSwitched = "account_switched"
+    /// No open order fits: delivered to the submitting user without an order.
+    case noOrder = "no_order"
+    /// A non-consumable or subscription the same user already owns, bought again or restored.
+    case restore = "restore"
+}
+
+/// A renewal of a subscription was seen in Apple's answers: a new `transaction_id` for a known
+/// `original_transaction_id`. Appended to `transaction-<transaction_id>` expecting no stream,
+/// like deliveries, so each renewal is recorded once.
+public struct SubscriptionRenewalSeen: LedgerEventPayload {
+    public static let eventType = "SubscriptionRenewalSeen"
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var userId: String
+    public var environment: String
+    public var purchaseDateMs: Int64?
+    public var expiresDateMs: Int64?
+    public var isTrial: Bool
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    /// The submission or notification that showed it.
+    public var source: String
+
+    public init(
+        transactionId: String, originalTransactionId: String, productId: String, userId: String, environment: String,
+        purchaseDateMs: Int64?, expiresDateMs: Int64?, isTrial: Bool, priceMilliunits: Int64?, currency: String?, source: String
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.userId = userId
+        self.environment = environment
+        self.purchaseDateMs = purchaseDateMs
+        self.expiresDateMs = expiresDateMs
+        self.isTrial = isTrial
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.source = source
+    }
+}
+
+/// A user holds an owned product (non-consumable or subscription) from now on, keyed by its
+/// `original_transaction_id`; the first event of `ownership-<original_transaction_id>`.
+public struct OwnershipClaimed: LedgerEventPayload {
+    public static let eventType = "OwnershipClaimed"
+    public var originalTransactionId: String
+    public var productId: String
+    public var kind: ProductKind
+    public var userId: String
+    public var transactionId: String
+    public var environment: String
+
+    public init(originalTransactionId: String, productId: String, kind: ProductKind, userId: String, transactionId: String, environment: String) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.kind = kind
+        self.userId = userId
+        self.transactionId = transactionId
+        self.environment = environment
+    }
+}
+
+/// Ownership moved to another user, under `LEDGER_TRANSFER_POLICY=transfer`.
+public struct OwnershipTransferred: LedgerEventPayload {
+    public static let eventType = "OwnershipTransferred"
+    public var originalTransactionId: String
+    public var productId: String
+    public var kind: ProductKind
+    public var fromUserId: String
+    public var toUserId: String
+    public var transactionId: String
+    public var submissionId: String
+    public var environment: String
+
+    public init(originalTransactionId: String, productId: String, kind: ProductKind, fromUserId: String, toUserId: String, transactionId: String, submissionId: String, environment: String) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.kind = kind
+        self.fromUserId = fromUserId
+        self.toUserId = toUserId
+        self.transactionId = transactionId
+        self.submissionId = submissionId
+        self.environment = environment
+    }
+}
+
+/// Apple refunded or revoked a delivered transaction. Appended to `refund-<transaction_id>`
+/// expecting no stream, so a refund counts once however often Apple repeats it.
+public struct PurchaseRefunded: LedgerEventPayload {
+    public static let eventType = "PurchaseRefunded"
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var kind: ProductKind
+    public var quantity: Int64
+    public var userId: String
+    public var environment: String
+    /// What the delivery granted, now taken back (balances may go negative).
+    public var grants: [String: Int64]
+    /// Apple's `cancellation_date` / `revocationDate`: milliseconds since 1970, UTC.
+    public var refundedAtMs: Int64
+    /// Apple's `cancellation_reason` / `revocationReason` (0 other, 1 an issue in the app).
+    public var reason: Int?
+    /// `refund` or `revoke` (Family Sharing revocation).
+    public var revocation: String
+    /// Where Apple said so: a submission id or a notification id.
+    public var source: String
+
+    public init(
+        transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
+        userId: String, environment: String, grants: [String: Int64], refundedAtMs: Int64, reason: Int?, revocation: String, source: String
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.kind = kind
+        self.quantity = quantity
+        self.userId = userId
+        self.environment = environment
+        self.grants = grants
+        self.refundedAtMs = refundedAtMs
+        self.reason = reason
+        self.revocation = revocation
+        self.source = source
+    }
+}

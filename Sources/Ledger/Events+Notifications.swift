@@ -1,0 +1,93 @@
+/// Apple told us something (App Store Server Notification): kept verbatim as a document, once
+/// per v2 `notificationUUID`, once per body hash for v1 (which has no id).
+public struct AppleNotificationReceived: LedgerEventPayload {
+    public static let eventType = "AppleNotificationReceived"
+    public var notificationId: String
+    /// `v1` or `v2`.
+    public var version: String
+    public var notificationType: String
+    public var subtype: String?
+    public var environment: String?
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var consumptionRequestReason: String?
+    /// sha256 (hex) of the body as posted.
+    public var documentSha256: String
+    public var receivedAtMs: Int64
+
+    public init(
+        notificationId: String, version: String, notificationType: String, subtype: String?, environment: String?,
+        transactionId: String?, originalTransactionId: String?, consumptionRequestReason: String?, documentSha256: String, receivedAtMs: Int64
+    ) {
+        self.notificationId = notificationId
+        self.version = version
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.environment = environment
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.consumptionRequestReason = consumptionRequestReason
+        self.documentSha256 = documentSha256
+        self.receivedAtMs = receivedAtMs
+    }
+}
+
+/// What Apple showed about one subscription at one moment: its transactions (from `in_app`,
+/// `latest_receipt_info`, signed transactions) and its renewal information. The subscriptions
+/// projection merges every observation, so their order does not matter.
+public struct SubscriptionObserved: LedgerEventPayload {
+    public static let eventType = "SubscriptionObserved"
+    public var originalTransactionId: String
+    public var environment: String
+    public var entries: [SubscriptionEntry]
+    public var renewal: RenewalObservation?
+    /// The submission or notification that showed it.
+    public var source: String
+
+    public init(originalTransactionId: String, environment: String, entries: [SubscriptionEntry], renewal: RenewalObservation?, source: String) {
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.entries = entries
+        self.renewal = renewal
+        self.source = source
+    }
+}
+
+/// One transaction of a subscription as Apple showed it. Dates: milliseconds since 1970, UTC.
+public struct SubscriptionEntry: Sendable, Hashable, Codable {
+    public var transactionId: String
+    public var productId: String
+    public var purchaseDateMs: Int64?
+    public var expiresDateMs: Int64?
+    public var cancellationDateMs: Int64?
+    public var isTrial: Bool
+    public var isUpgraded: Bool
+
+    public init(transactionId: String, productId: String, purchaseDateMs: Int64?, expiresDateMs: Int64?, cancellationDateMs: Int64?, isTrial: Bool, isUpgraded: Bool) {
+        self.transactionId = transactionId
+        self.productId = productId
+        self.purchaseDateMs = purchaseDateMs
+        self.expiresDateMs = expiresDateMs
+        self.cancellationDateMs = cancellationDateMs
+        self.isTrial = isTrial
+        self.isUpgraded = isUpgraded
+    }
+}
+
+/// A subscription's renewal state as Apple showed it at `observedAtMs` (`pending_renewal_info`,
+/// signed renewal info); the newest observation wins.
+public struct RenewalObservation: Sendable, Hashable, Codable {
+    public var observedAtMs: Int64
+    public var autoRenew: Bool?
+    public var autoRenewProductId: String?
+    public var inBillingRetry: Bool?
+    public var gracePeriodExpiresMs: Int64?
+
+    public init(observedAtMs: Int64, autoRenew: Bool?, autoRenewProductId: String?, inBillingRetry: Bool?, gracePeriodExpiresMs: Int64?) {
+        self.observedAtMs = observedAtMs
+        self.autoRenew = autoRenew
+        self.autoRenewProductId = autoRenewProductId
+        self.inBillingRetry = inBillingRetry
+        self.gracePeriodExpiresMs = gracePeriodExpiresMs
+    }
+}

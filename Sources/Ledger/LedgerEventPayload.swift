@@ -1,0 +1,89 @@
+import Foundation
+
+/// The payload of one kind of ledger event: a fact in the past tense, with the schema version of
+/// its JSON shape so later code can upcast old payloads on read instead of rewriting them.
+public protocol LedgerEventPayload: Codable, Sendable, Hashable {
+    /// The event type as stored (`events.event_type`).
+    static var eventType: String { get }
+    /// The version of this payload's JSON shape (`events.schema_version`).
+    static var schemaVersion: Int32 { get }
+}
+
+extension LedgerEventPayload {
+    public static var schemaVersion: Int32 { 1 }
+
+    /// The payload as the log stores it: snake_case keys, sorted.
+    public func encoded() throws -> Data { try LedgerJSON.encoder.encode(self) }
+}
+
+/// Every event the ledger records, decoded by type. An event type this build does not know
+/// is kept as `.unknown`, so replaying a log written by a newer build never fails.
+public enum LedgerEvent: Sendable, Hashable {
+    case catalogLoaded(CatalogLoaded)
+    case orderCreated(OrderCreated)
+    case orderFulfilled(OrderFulfilled)
+    case receiptSubmitted(ReceiptSubmitted)
+    case appleResponded(AppleResponded)
+    case verificationPending(VerificationPending)
+    case deliveryRejected(DeliveryRejected)
+    case submissionResolved(SubmissionResolved)
+    case purchaseDelivered(PurchaseDelivered)
+    case subscriptionRenewalSeen(SubscriptionRenewalSeen)
+    case subscriptionObserved(SubscriptionObserved)
+    case ownershipClaimed(OwnershipClaimed)
+    case ownershipTransferred(OwnershipTransferred)
+    case appleNotificationReceived(AppleNotificationReceived)
+    case purchaseRefunded(PurchaseRefunded)
+    case unknown(type: String)
+
+    /// Decodes a stored payload by its event type.
+    public init(type: String, payload: Data) throws {
+        func decode<P: LedgerEventPayload>(_: P.Type) throws -> P { try LedgerJSON.decoder.decode(P.self, from: payload) }
+        switch type {
+        case CatalogLoaded.eventType: self = .catalogLoaded(try decode(CatalogLoaded.self))
+        case OrderCreated.eventType: self = .orderCreated(try decode(OrderCreated.self))
+        case OrderFulfilled.eventType: self = .orderFulfilled(try decode(OrderFulfilled.self))
+        case ReceiptSubmitted.eventType: self = .receiptSubmitted(try decode(ReceiptSubmitted.self))
+        case AppleResponded.eventType: self = .appleResponded(try decode(AppleResponded.self))
+        case VerificationPending.eventType: self = .verificationPending(try decode(VerificationPending.self))
+        case DeliveryRejected.eventType: self = .deliveryRejected(try decode(DeliveryRejected.self))
+        case SubmissionResolved.eventType: self = .submissionResolved(try decode(SubmissionResolved.self))
+        case PurchaseDelivered.eventType: self = .purchaseDelivered(try decode(PurchaseDelivered.self))
+        case SubscriptionRenewalSeen.eventType: self = .subscriptionRenewalSeen(try decode(SubscriptionRenewalSeen.self))
+        case SubscriptionObserved.eventType: self = .subscriptionObserved(try decode(SubscriptionObserved.self))
+        case OwnershipClaimed.eventType: self = .ownershipClaimed(try decode(OwnershipClaimed.self))
+        case OwnershipTransferred.eventType: self = .ownershipTransferred(try decode(OwnershipTransferred.self))
+        case AppleNotificationReceived.eventType: self = .appleNotificationReceived(try decode(AppleNotificationReceived.self))
+        case PurchaseRefunded.eventType: self = .purchaseRefunded(try decode(PurchaseRefunded.self))
+        default: self = .unknown(type: type)
+        }
+    }
+
+    /// The payload, for encoding; nil for `.unknown`.
+    public var payload: (any LedgerEventPayload)? {
+        switch self {
+        case .catalogLoaded(let p): p
+        case .orderCreated(let p): p
+        case .orderFulfilled(let p): p
+        case .receiptSubmitted(let p): p
+        case .appleResponded(let p): p
+        case .verificationPending(let p): p
+        case .deliveryRejected(let p): p
+        case .submissionResolved(let p): p
+        case .purchaseDelivered(let p): p
+        case .subscriptionRenewalSeen(let p): p
+        case .subscriptionObserved(let p): p
+        case .ownershipClaimed(let p): p
+        case .ownershipTransferred(let p): p
+        case .appleNotificationReceived(let p): p
+        case .purchaseRefunded(let p): p
+        case .unknown: nil
+        }
+    }
+
+    /// The stored event type.
+    public var type: String {
+        if case .unknown(let type) = self { return type }
+        return Swift.type(of: payload!).eventType
+    }
+}

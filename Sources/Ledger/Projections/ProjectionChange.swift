@@ -1,0 +1,104 @@
+/// One change a projection makes to its rows for one event. Projections are pure: each maps an
+/// event to changes, and the service turns changes into SQL inside the transaction that also
+/// moves the projection's checkpoint. Every change is commutative or "newest wins" by Apple's
+/// own timestamps, so replaying the same events always yields the same rows.
+public enum ProjectionChange: Sendable, Hashable {
+    /// Adds `delta` (negative for a refund) to a user's balance of `unit`.
+    case addToBalance(userId: String, unit: String, delta: Int64)
+    /// `userId` holds the owned product `originalTransactionId` from now on.
+    case setOwner(originalTransactionId: String, userId: String, productId: String, kind: ProductKind, environment: String)
+    /// Apple refunded or revoked the owned product: access ends at `atMs`.
+    case revokeOwnership(originalTransactionId: String, atMs: Int64)
+    /// A transaction of a subscription, merged with what was known of it.
+    case mergeSubscriptionEntry(originalTransactionId: String, environment: String, entry: SubscriptionEntry)
+    /// A subscription's renewal state, kept when newer than the stored one.
+    case observeRenewal(originalTransactionId: String, renewal: RenewalObservation)
+}
+
+/// A read model: a name, a version (bump it when `changes(for:)` changes, and the projection is
+/// rebuilt from the first event), and a pure function from events to row changes.
+public protocol Projection: Sendable {
+    var name: String { get }
+    var version: Int32 { get }
+    /// The tables it owns, emptied before a rebuild.
+    var tables: [String] { get }
+    func changes(for event: LedgerEvent) -> [ProjectionChange]
+}
+
+/// Balances per user and grant unit: credits from deliveries, debits from refunds of consumables.
+public struct BalancesProjection: Projection {
+    public init() {}
+    public let name = "balances"
+    public let version: Int32 = 1
+    public let tables = ["projection_balances"]
+
+    public func changes(for event: LedgerEvent) -> [ProjectionChange] {
+        switch event {
+        case .purchaseDelivered(let d):
+            return d.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: d.userId, unit: $0.key, delta: $0.value) }
+        case .purchaseRefunded(let r) where r.kind == .consumable:
+            return r.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: r.userId, unit: $0.key, delta: -$0.value) }
+        default:
+            return []
+        }
+    }
+}
+
+/// Entitlements: the owned products (non-consumables, subscriptions) each user holds, by
+/// `original_transaction_id`.
+public struct EntitlementsProjection: Projection {
+    public init() {}
+    public let name = "entitlements"
+    public let version: Int32 = 1
+    public let tables = ["projection_entitlements"]
+
+    public func changes(for event: LedgerEvent) -> [ProjectionChange] {
+        switch event {
+        case .ownershipClaimed(let c):
+            return [.setOwner(originalTransactionId: c.originalTransactionId, userId: c.userId, productId: c.productId, kind: c.kind, environment: c.environment)]
+        case .ownershipTransferred(let t):
+            return [.setOwner(originalTransactionId: t.originalTransactionId, userId: t.toUserId, productId: t.productId, kind: t.kind, environment: t.environment)]
+        case .purchaseRefunded(let r) where r.kind == .nonConsumable || r.kind == .nonRenewing:
+            return [.revokeOwnership(originalTransactionId: r.originalTransactionId, atMs: r.refundedAtMs)]
+        default:
+            return []
+        }
+    }
+}
+
+/// Subscriptions per `original_transaction_id`: every transaction Apple showed of it and its
+/// newest renewal state; `SubscriptionSummary` turns them into status and expiry.
+public struct SubscriptionsProjection: Projection {
+    public init() {}
+    public let name = "subscriptions"
+    public let version: Int32 = 1
+    public let tables = ["projection_subscription_entries", "projection_subscription_renewals"]
+
+    public func changes(for event: LedgerEvent) -> [ProjectionChange] {
+        switch event {
+        case .purchaseDelivered(let d) where d.kind == .autoRenewable:
+            return [.mergeSubscriptionEntry(originalTransactionId: d.originalTransactionId, environment: d.environment, entry: SubscriptionEntry(
+                transactionId: d.transactionId, productId: d.productId, purchaseDateMs: d.purchaseDateMs, expiresDateMs: d.expiresDateMs,
+                cancellationDateMs: nil, isTrial: d.isTrial, isUpgraded: false))]
+        case .subscriptionRenewalSeen(let r):
+            return [.mergeSubscriptionEntry(originalTransactionId: r.originalTransactionId, environment: r.environment, entry: SubscriptionEntry(
+                transactionId: r.transactionId, productId: r.productId, purchaseDateMs: r.purchaseDateMs, expiresDateMs: r.expiresDateMs,
+                cancellationDateMs: nil, isTrial: r.isTrial, isUpgraded: false))]
+        case .subscriptionObserved(let o):
+            var changes = o.entries.map { ProjectionChange.mergeSubscriptionEntry(originalTransactionId: o.originalTransactionId, environment: o.environment, entry: $0) }
+            if let renewal = o.renewal { changes.append(.observeRenewal(originalTransactionId: o.originalTransactionId, renewal: renewal)) }
+            return changes
+        case .purchaseRefunded(let r) where r.kind == .autoRenewable:
+            return [.mergeSubscriptionEntry(originalTransactionId: r.originalTransactionId, environment: r.environment, entry: SubscriptionEntry(
+                transactionId: r.transactionId, productId: r.productId, purchaseDateMs: nil, expiresDateMs: nil,
+                cancellationDateMs: r.refundedAtMs, isTrial: false, isUpgraded: false))]
+        default:
+            return []
+        }
+    }
+}
+
+public enum Projections {
+    /// Every projection the ledger maintains, in the order they are applied.
+    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection()]
+}

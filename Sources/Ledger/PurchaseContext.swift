@@ -1,0 +1,89 @@
+/// What the ledger already recorded that a purchase decision depends on, loaded by the service
+/// for the transactions, orders and user one submission concerns. Deciding is then a pure
+/// function of this, the submission and Apple's evidence.
+public struct PurchaseContext: Sendable, Hashable {
+    public var catalog: Catalog
+    /// The app's bundle id (`APPLE_BUNDLE_ID`).
+    public var bundleId: String
+    public var transferPolicy: TransferPolicy
+    /// What each Apple transaction of the evidence already became, by `transaction_id`.
+    public var transactions: [String: TransactionRecord]
+    /// Transactions already refunded, by `transaction_id`.
+    public var refunded: Set<String>
+    /// Current owners of owned products, by `original_transaction_id`.
+    public var owners: [String: Ownership]
+    /// The submitting user's orders not yet fulfilled, oldest first.
+    public var openOrders: [OrderCreated]
+    /// Orders of any user named by an `app_account_token` in the evidence (lower case), with
+    /// whether they were fulfilled.
+    public var ordersByToken: [String: OrderCreated]
+    /// The order the client named, when it named one, whoever's it is.
+    public var namedOrder: OrderCreated?
+
+    public init(
+        catalog: Catalog, bundleId: String, transferPolicy: TransferPolicy = .keep, transactions: [String: TransactionRecord] = [:],
+        refunded: Set<String> = [], owners: [String: Ownership] = [:], openOrders: [OrderCreated] = [],
+        ordersByToken: [String: OrderCreated] = [:], namedOrder: OrderCreated? = nil
+    ) {
+        self.catalog = catalog
+        self.bundleId = bundleId
+        self.transferPolicy = transferPolicy
+        self.transactions = transactions
+        self.refunded = refunded
+        self.owners = owners
+        self.openOrders = openOrders
+        self.ordersByToken = ordersByToken
+        self.namedOrder = namedOrder
+    }
+}
+
+/// What an Apple transaction became in the ledger: the first event of its stream.
+public enum TransactionRecord: Sendable, Hashable {
+    case delivered(PurchaseDelivered)
+    case renewal(SubscriptionRenewalSeen)
+
+    public var userId: String {
+        switch self {
+        case .delivered(let d): d.userId
+        case .renewal(let r): r.userId
+        }
+    }
+}
+
+/// Who holds an owned product now, and the version of its ownership stream (for the next
+/// append's expected version).
+public struct Ownership: Sendable, Hashable {
+    public var userId: String
+    public var streamVersion: Int64
+
+    public init(userId: String, streamVersion: Int64) {
+        self.userId = userId
+        self.streamVersion = streamVersion
+    }
+}
+
+/// `LEDGER_TRANSFER_POLICY`: what happens when user B submits a non-consumable or subscription
+/// that user A already holds.
+public enum TransferPolicy: String, Sendable, Hashable, Codable {
+    /// B is refused with `owned_by_another_user`; A keeps it.
+    case keep
+    /// Ownership moves to B, recorded as `OwnershipTransferred`.
+    case transfer
+}
+
+/// The submission being decided.
+public struct Submission: Sendable, Hashable {
+    public var submissionId: String
+    public var userId: String
+    public var orderId: String?
+    /// The transaction the client says it just paid for; nil: every undelivered transaction
+    /// of the receipt that matches one of the user's open orders.
+    public var transactionId: String?
+
+    public init(submissionId: String, userId: String, orderId: String? = nil, transactionId: String? = nil) {
+        self.submissionId = submissionId
+        self.userId = userId
+        self.orderId = orderId
+        self.transactionId = transactionId
+    }
+}

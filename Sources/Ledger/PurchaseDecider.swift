@@ -1,0 +1,242 @@
+/// Decides what a submission delivers (ARCHITECTURE §4): a pure function of the submission,
+/// Apple's evidence and what the ledger recorded before. No I/O; the service appends the
+/// result with the expected versions it carries, and decides again if another decision won.
+public enum PurchaseDecider {
+    /// Decides a submission whose evidence Apple vouched for (status 0 or 21006, or a verified
+    /// signed transaction).
+    public static func decide(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
+        if let bundle = evidence.bundleId, bundle != context.bundleId {
+            return reject(.bundleIdMismatch, "the receipt is for bundle \(bundle), not \(context.bundleId)")
+        }
+        if evidence.bundleId == nil {
+            return reject(.bundleIdMismatch, "Apple's answer names no bundle id")
+        }
+        var work = Work(submission: submission, evidence: evidence, context: context)
+        if let transactionId = submission.transactionId {
+            guard let entry = evidence.entry(transactionId) else {
+                return reject(.transactionNotInReceipt, "transaction \(transactionId) is not in the receipt Apple verified")
+            }
+            if let rejection = work.deliver(entry, requireOrder: false) {
+                return reject(rejection.0, rejection.1)
+            }
+        } else {
+            for entry in evidence.entries where entry.inApp && !work.isRenewal(entry) {
+                _ = work.deliver(entry, requireOrder: true)
+            }
+        }
+        work.recordRenewalsRefundsAndObservations(source: submission.submissionId)
+        if !work.delivered.isEmpty {
+            return Decision(outcome: .delivered(work.delivered), appends: work.appends)
+        }
+        if !work.already.isEmpty {
+            return Decision(outcome: .alreadyDelivered(work.already), appends: work.appends)
+        }
+        return Decision(
+            outcome: .rejected(.transactionNotInReceipt, "no undelivered transaction in the receipt matches an open order of user \(submission.userId)"),
+            appends: work.appends)
+    }
+
+    /// What a notification or a later body says about transactions already in the ledger:
+    /// renewals, refunds and subscription state. Delivers nothing.
+    public static func observe(_ evidence: Evidence, source: String, context: PurchaseContext) -> [LedgerAppend] {
+        var work = Work(submission: Submission(submissionId: source, userId: ""), evidence: evidence, context: context)
+        work.recordRenewalsRefundsAndObservations(source: source)
+        return work.appends
+    }
+
+    static func reject(_ code: RejectionCode, _ message: String) -> Decision {
+        Decision(outcome: .rejected(code, message), appends: [])
+    }
+}
+
+/// The state of one decision while it is being made.
+struct Work {
+    let submission: Submission
+    let evidence: Evidence
+    let context: PurchaseContext
+    var appends: [LedgerAppend] = []
+    var delivered: [Delivery] = []
+    var already: [Delivery] = []
+    /// Owners after this decision's own claims and transfers.
+    var owners: [String: Ownership]
+    /// Deliveries of this decision and before, by transaction id.
+    var deliveries: [String: PurchaseDelivered] = [:]
+    var usedOrders: Set<String> = []
+
+    init(submission: Submission, evidence: Evidence, context: PurchaseContext) {
+        self.submission = submission
+        self.evidence = evidence
+        self.context = context
+        self.owners = context.owners
+        for case .delivered(let d) in context.transactions.values { deliveries[d.transactionId] = d }
+    }
+
+    /// A later transaction of a subscription someone already holds.
+    func isRenewal(_ entry: EvidenceEntry) -> Bool {
+        guard context.catalog[entry.productId]?.kind == .autoRenewable else { return false }
+        return entry.transactionId != entry.originalTransactionId && owners[entry.originalTransactionId] != nil
+    }
+
+    /// Delivers one entry to the submitting user, or says why not. With `requireOrder`, an entry
+    /// that matches none of the user's open orders is left alone.
+    mutating func deliver(_ entry: EvidenceEntry, requireOrder: Bool) -> (RejectionCode, String)? {
+        let user = submission.userId
+        guard let product = context.catalog[entry.productId] else {
+            return (.unknownProduct, "product \(entry.productId) is not in the catalog")
+        }
+        let owner = owners[entry.originalTransactionId]
+        if let previous = context.transactions[entry.transactionId] {
+            if previous.userId == user {
+                if case .delivered(let d) = previous { already.append(Delivery(d)) }
+                return nil
+            }
+            guard product.kind.isOwned else {
+                return (.ownedByAnotherUser, "transaction \(entry.transactionId) was delivered to another user")
+            }
+            if let owner, owner.userId == user {
+                // Transferred to this user before: the delivery stands, the user holds it.
+                if case .delivered(let d) = previous { already.append(Delivery(d)) }
+                return nil
+            }
+            return transfer(entry, product: product, from: owner)
+        }
+        if product.kind.isOwned, let owner, owner.userId != user {
+            return transfer(entry, product: product, from: owner)
+        }
+        if entry.isRefunded {
+            return (.receiptInvalid, "Apple refunded or revoked transaction \(entry.transactionId)")
+        }
+        let (order, reason) = matchOrder(entry, product: product)
+        if requireOrder && order == nil { return nil }
+        var match = reason
+        if product.kind.isOwned, owner?.userId == user, order == nil { match = .restore }
+        let delivery = PurchaseDelivered(
+            transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
+            kind: product.kind, quantity: entry.quantity, userId: user, orderId: order?.orderId, environment: evidence.environment,
+            purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
+            currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
+            isTrial: entry.isTrial, grants: product.grants.mapValues { $0 * entry.quantity },
+            submissionId: submission.submissionId, match: match)
+        appends.append(LedgerAppend(stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseDelivered(delivery)]))
+        if let order {
+            usedOrders.insert(order.orderId)
+            appends.append(LedgerAppend(
+                stream: Streams.order(order.orderId), expectation: .exactly(1),
+                events: [.orderFulfilled(OrderFulfilled(orderId: order.orderId, transactionId: entry.transactionId))]))
+        }
+        if product.kind.isOwned, owner == nil {
+            owners[entry.originalTransactionId] = Ownership(userId: user, streamVersion: 1)
+            appends.append(LedgerAppend(
+                stream: Streams.ownership(entry.originalTransactionId), expectation: .noStream,
+                events: [.ownershipClaimed(OwnershipClaimed(
+                    originalTransactionId: entry.originalTransactionId, productId: product.productId, kind: product.kind,
+                    userId: user, transactionId: entry.transactionId, environment: evidence.environment))]))
+        }
+        deliveries[entry.transactionId] = delivery
+        delivered.append(Delivery(delivery))
+        return nil
+    }
+
+    /// Another user holds what this user submitted: refuse, or move it, per the policy.
+    private mutating func transfer(_ entry: EvidenceEntry, product: Product, from owner: Ownership?) -> (RejectionCode, String)? {
+        guard context.transferPolicy == .transfer, let owner else {
+            return (.ownedByAnotherUser, "\(product.productId) (original transaction \(entry.originalTransactionId)) belongs to another user")
+        }
+        let user = submission.userId
+        appends.append(LedgerAppend(
+            stream: Streams.ownership(entry.originalTransactionId), expectation: .exactly(owner.streamVersion),
+            events: [.ownershipTransferred(OwnershipTransferred(
+                originalTransactionId: entry.originalTransactionId, productId: product.productId, kind: product.kind,
+                fromUserId: owner.userId, toUserId: user, transactionId: entry.transactionId,
+                submissionId: submission.submissionId, environment: evidence.environment))]))
+        owners[entry.originalTransactionId] = Ownership(userId: user, streamVersion: owner.streamVersion + 1)
+        delivered.append(Delivery(
+            transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
+            orderId: nil, userId: user, quantity: entry.quantity, environment: evidence.environment))
+        return nil
+    }
+
+    /// The order this purchase pays for, and how it was found (ARCHITECTURE §4: a token or
+    /// username may be empty or belong to another account; then product and purchase time).
+    private func matchOrder(_ entry: EvidenceEntry, product: Product) -> (OrderCreated?, MatchReason) {
+        let user = submission.userId
+        let open = context.openOrders.filter { $0.userId == user && !usedOrders.contains($0.orderId) }
+        if let named = submission.orderId, let order = open.first(where: { $0.orderId == named }), order.productId == product.productId {
+            return (order, .orderId)
+        }
+        var switched = false
+        if let token = entry.appAccountToken, let order = context.ordersByToken[token] {
+            if order.userId == user, order.productId == product.productId, open.contains(where: { $0.orderId == order.orderId }) {
+                return (order, .appAccountToken)
+            }
+            switched = order.userId != user
+        }
+        // The latest open order for the product created before the purchase (a little clock
+        // skew allowed); without a purchase date, the oldest open one.
+        let skewMs: Int64 = 5 * 60 * 1000
+        let candidates = open.filter { $0.productId == product.productId }
+        let chosen: OrderCreated?
+        if let purchased = entry.purchaseDateMs {
+            chosen = candidates.filter { $0.createdAtMs <= purchased + skewMs }.max { $0.createdAtMs < $1.createdAtMs }
+        } else {
+            chosen = candidates.first
+        }
+        if let chosen { return (chosen, switched ? .accountSwitched : .productAndTime) }
+        return (nil, .noOrder)
+    }
+
+    /// Renewals of held subscriptions, refunds of delivered transactions, and what Apple shows
+    /// of each held subscription.
+    mutating func recordRenewalsRefundsAndObservations(source: String) {
+        for entry in evidence.entries {
+            guard let product = context.catalog[entry.productId] else { continue }
+            let id = entry.transactionId
+            if product.kind == .autoRenewable, deliveries[id] == nil, context.transactions[id] == nil,
+               id != entry.originalTransactionId, let owner = owners[entry.originalTransactionId] {
+                appends.append(LedgerAppend(
+                    stream: Streams.transaction(id), expectation: .noStream,
+                    events: [.subscriptionRenewalSeen(SubscriptionRenewalSeen(
+                        transactionId: id, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
+                        userId: owner.userId, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
+                        expiresDateMs: entry.expiresDateMs, isTrial: entry.isTrial, priceMilliunits: entry.priceMilliunits,
+                        currency: entry.currency, source: source))]))
+            }
+            if entry.isRefunded, !context.refunded.contains(id), let refund = refund(of: entry, product: product, source: source) {
+                appends.append(LedgerAppend(stream: Streams.refund(id), expectation: .noStream, events: [.purchaseRefunded(refund)]))
+            }
+        }
+        var seen = Set<String>()
+        for entry in evidence.entries where context.catalog[entry.productId]?.kind == .autoRenewable {
+            let original = entry.originalTransactionId
+            guard owners[original] != nil, seen.insert(original).inserted else { continue }
+            let entries = evidence.entries.filter { $0.originalTransactionId == original }.map(\.subscriptionEntry)
+            appends.append(LedgerAppend(
+                stream: Streams.subscription(original), expectation: .any,
+                events: [.subscriptionObserved(SubscriptionObserved(
+                    originalTransactionId: original, environment: evidence.environment, entries: entries,
+                    renewal: evidence.renewals[original], source: source))]))
+        }
+    }
+
+    private func refund(of entry: EvidenceEntry, product: Product, source: String) -> PurchaseRefunded? {
+        guard let at = entry.cancellationDateMs else { return nil }
+        let user: String
+        let grants: [String: Int64]
+        let quantity: Int64
+        if let delivery = deliveries[entry.transactionId] {
+            user = delivery.userId
+            grants = delivery.grants
+            quantity = delivery.quantity
+        } else if case .renewal(let renewal) = context.transactions[entry.transactionId] {
+            user = renewal.userId
+            grants = [:]
+            quantity = 1
+        } else {
+            return nil
+        }
+        return PurchaseRefunded(
+            transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
+            kind: product.kind, quantity: quantity, userId: user, environment: evidence.environment, grants: grants,
+            refundedAtMs: at, reason: entry.cancellationReason, revocation: entry.isRevocation ? "revoke" : "refund", source: source)
+    }
+}

@@ -1,0 +1,13 @@
+/// Stream ids of the ledger's aggregates. A stream per Apple transaction, claimed expecting no
+/// stream, is what makes delivery exactly-once in the database rather than by check-then-insert.
+public enum Streams {
+    public static let catalog = "catalog"
+    public static func order(_ id: String) -> String { "order-\(id)" }
+    public static func submission(_ id: String) -> String { "submission-\(id)" }
+    /// Holds the one `PurchaseDelivered` or `SubscriptionRenewalSeen` of an Apple transaction.
+    public static func transaction(_ id: String) -> String { "transaction-\(id)" }
+    public static func ownership(_ originalTransactionId: String) -> String { "ownership-\(originalTransactionId)" }
+    public static func refund(_ transactionId: String) -> String { "refund-\(transactionId)" }
+    public static func notification(_ id: String) -> String { "notification-\(id)" }
+    public static func subscription(_ originalTransactionId: String) -> String { "subscription-\(originalTransactionId)" }
+}

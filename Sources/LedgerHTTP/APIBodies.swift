@@ -1,0 +1,157 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Ledger
+import LedgerService
+
+/// Request bodies of CONTRACT.md, decoded strictly: a missing field, a wrong type or a value
+/// out of range is a 400 `invalid_request` naming the field, never a 5xx.
+enum APIBodies {
+    struct CreateOrder: Decodable {
+        var userId: String
+        var productId: String
+        var quantity: Int64?
+    }
+
+    struct SubmitReceipt: Decodable {
+        var userId: String
+        var receiptData: String
+        var transactionId: String?
+        var orderId: String?
+    }
+
+    struct SubmitTransaction: Decodable {
+        var userId: String
+        var signedTransaction: String
+        var orderId: String?
+    }
+
+    /// Reads the body (at most 1 MB: 413 beyond) and decodes it.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        let buffer = try await request.body.collect(upTo: APILimits.maximumBodyBytes)
+        let data = Data(buffer: buffer)
+        do {
+            return try LedgerJSON.decoder.decode(T.self, from: data)
+        } catch {
+            throw APIError.invalidRequest("the body is not valid: \(LedgerJSON.describe(error))")
+        }
+    }
+
+    /// An id the ledger keeps (user, order, transaction): 1–200 printable characters.
+    static func identifier(_ value: String, _ field: String) throws -> String {
+        guard (1...200).contains(value.count), value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value != 0x7F }) else {
+            throw APIError.invalidRequest("\(field) must be 1 to 200 printable characters without spaces")
+        }
+        return value
+    }
+}
+
+/// Answers of CONTRACT.md with every field present (null when unknown), as documented.
+enum APIAnswers {
+    struct Order: Encodable {
+        var order: OrderCreated
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(order.orderId, forKey: .orderId)
+            try c.encode(order.userId, forKey: .userId)
+            try c.encode(order.productId, forKey: .productId)
+            try c.encode(order.quantity, forKey: .quantity)
+            try c.encode(order.appAccountToken, forKey: .appAccountToken)
+            try c.encode(Timestamps.iso8601(order.createdAtMs), forKey: .createdAt)
+        }
+        enum Keys: String, CodingKey { case orderId, userId, productId, quantity, appAccountToken, createdAt }
+    }
+
+    struct DeliveryJSON: Encodable {
+        var delivery: Delivery
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(delivery.transactionId, forKey: .transactionId)
+            try c.encode(delivery.originalTransactionId, forKey: .originalTransactionId)
+            try c.encode(delivery.productId, forKey: .productId)
+            try c.encode(delivery.orderId, forKey: .orderId)
+            try c.encode(delivery.userId, forKey: .userId)
+            try c.encode(delivery.quantity, forKey: .quantity)
+            try c.encode(delivery.environment, forKey: .environment)
+        }
+        enum Keys: String, CodingKey { case transactionId, originalTransactionId, productId, orderId, userId, quantity, environment }
+    }
+
+    struct Outcome: Encodable {
+        var outcome: String
+        var deliveries: [DeliveryJSON]?
+        var retryAfterSeconds: Int?
+        var error: ErrorDetail?
+    }
+
+    struct ErrorDetail: Encodable {
+        var code: String
+        var message: String
+    }
+
+    static func response(for outcome: SubmissionOutcome) throws -> Response {
+        switch outcome {
+        case .delivered(let deliveries):
+            return try JSONResponse.make(Outcome(outcome: "delivered", deliveries: deliveries.map(DeliveryJSON.init)))
+        case .alreadyDelivered(let deliveries):
+            return try JSONResponse.make(Outcome(outcome: "already_delivered", deliveries: deliveries.map(DeliveryJSON.init)))
+        case .pending(let seconds):
+            var response = try JSONResponse.make(Outcome(outcome: "pending", retryAfterSeconds: seconds), status: .accepted)
+            response.headers[.retryAfter] = String(seconds)
+            return response
+        case .rejected(let code, let message):
+            return try JSONResponse.make(
+                Outcome(outcome: "rejected", error: ErrorDetail(code: code.rawValue, message: message)), status: .unprocessableContent)
+        }
+    }
+
+    struct User: Encodable {
+        var view: UserView
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(view.userId, forKey: .userId)
+            try c.encode(view.balances, forKey: .balances)
+            try c.encode(view.entitlements.map(EntitlementJSON.init), forKey: .entitlements)
+        }
+        enum Keys: String, CodingKey { case userId, balances, entitlements }
+    }
+
+    struct EntitlementJSON: Encodable {
+        var entitlement: UserView.Entitlement
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(entitlement.productId, forKey: .productId)
+            try c.encode(entitlement.originalTransactionId, forKey: .originalTransactionId)
+            try c.encode(entitlement.kind, forKey: .kind)
+            try c.encode(entitlement.active, forKey: .active)
+            try c.encode(entitlement.expiresAt, forKey: .expiresAt)
+        }
+        enum Keys: String, CodingKey { case productId, originalTransactionId, kind, active, expiresAt }
+    }
+
+    struct Subscription: Encodable {
+        var view: SubscriptionView
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(view.originalTransactionId, forKey: .originalTransactionId)
+            try c.encode(view.productId, forKey: .productId)
+            try c.encode(view.ownerUserId, forKey: .ownerUserId)
+            try c.encode(view.status, forKey: .status)
+            try c.encode(view.expiresAt, forKey: .expiresAt)
+            try c.encode(view.autoRenew, forKey: .autoRenew)
+            try c.encode(view.inTrial, forKey: .inTrial)
+            try c.encode(view.environment, forKey: .environment)
+        }
+        enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, status, expiresAt, autoRenew, inTrial, environment }
+    }
+}
+
+enum Timestamps {
+    /// Milliseconds since 1970 → `2026-11-23T08:00:00.000Z`.
+    static func iso8601(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+}

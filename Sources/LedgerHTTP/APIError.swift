@@ -1,0 +1,87 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Ledger
+import LedgerService
+
+/// An error answered as `{"error": {"code", "message"}}` with its HTTP status (CONTRACT.md).
+/// The message never quotes a receipt, token or secret.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+    /// Extra headers (`Retry-After` for 503).
+    public var headers: HTTPFields = [:]
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public static func invalidRequest(_ message: String) -> APIError { APIError(.badRequest, "invalid_request", message) }
+
+    public static func databaseUnavailable() -> APIError {
+        var error = APIError(.serviceUnavailable, "database_unavailable", "the ledger's database cannot be reached; nothing was recorded, try again")
+        error.headers[.retryAfter] = "1"
+        return error
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = try JSONResponse.make(ErrorBody(error: .init(code: code, message: message)), status: status)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+
+    /// The API's answer for any error a handler threw.
+    static func from(_ error: any Error) -> APIError? {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as LedgerServiceError:
+            switch error.code {
+            case .invalidRequest: return .invalidRequest(error.message)
+            case .unknownProduct: return APIError(.notFound, "unknown_product", error.message)
+            case .notFound: return APIError(.notFound, "not_found", error.message)
+            case .unauthenticated: return APIError(.unauthorized, "unauthorized", error.message)
+            case .databaseUnavailable: return .databaseUnavailable()
+            case .projectionsBehind:
+                var answer = APIError(.serviceUnavailable, "projections_behind", error.message)
+                answer.headers[.retryAfter] = "1"
+                return answer
+            default: return nil
+            }
+        case is NIOTooManyBytesError:
+            return APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(APILimits.maximumBodyBytes) bytes")
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: return APIError(.notFound, "not_found", "no such route")
+            case .methodNotAllowed: return APIError(.methodNotAllowed, "method_not_allowed", "this route does not take that method")
+            case .contentTooLarge: return APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(APILimits.maximumBodyBytes) bytes")
+            default: return APIError(error.status, "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
+            }
+        default:
+            return nil
+        }
+    }
+}
+
+/// `{"error": {"code", "message"}}`.
+struct ErrorBody: Encodable {
+    struct Detail: Encodable {
+        var code: String
+        var message: String
+    }
+    var error: Detail
+}
+
+/// JSON responses in the ledger's conventions (snake_case, sorted keys).
+enum JSONResponse {
+    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try LedgerJSON.encoder.encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,56 @@
+import Crypto
+import Foundation
+
+/// What a bearer token may do (CONTRACT.md `LEDGER_API_TOKENS`).
+public enum APIScope: String, Sendable, Hashable {
+    /// The app's backend: orders, receipts, transactions, its users' state.
+    case app
+    /// Finance and support: reports, timelines, accounts, and the reads `app` has.
+    case finance
+}
+
+/// The configured tokens, held as sha256 digests and compared in constant time, so neither
+/// the token nor how much of it matched leaks through timing or memory dumps of requests.
+public struct APITokens: Sendable {
+    struct Entry: Sendable {
+        var digest: [UInt8]
+        var scope: APIScope
+        var name: String
+    }
+
+    let entries: [Entry]
+
+    /// Parses `token:scope,token:scope`. An empty string: no tokens, every call refused.
+    public init(parsing text: String) throws {
+        var entries: [Entry] = []
+        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            guard let colon = item.lastIndex(of: ":") else {
+                throw TokensError("each LEDGER_API_TOKENS item is token:scope (app or finance)")
+            }
+            let token = String(item[..<colon])
+            guard let scope = APIScope(rawValue: String(item[item.index(after: colon)...])), token.count >= 8 else {
+                throw TokensError("each LEDGER_API_TOKENS item is token:scope, the token at least 8 characters, the scope app or finance")
+            }
+            let digest = Array(SHA256.hash(data: Array(token.utf8)))
+            entries.append(Entry(digest: digest, scope: scope, name: "api:" + digest.prefix(3).map { String(format: "%02x", $0) }.joined()))
+        }
+        self.entries = entries
+    }
+
+    /// The scope and actor name of `token`, or nil. Every entry is compared, in constant time.
+    func authenticate(_ token: String) -> Entry? {
+        let digest = Array(SHA256.hash(data: Array(token.utf8)))
+        var found: Entry?
+        for entry in entries {
+            var difference: UInt8 = 0
+            for (a, b) in zip(entry.digest, digest) { difference |= a ^ b }
+            if difference == 0 { found = entry }
+        }
+        return found
+    }
+
+    public struct TokensError: Error, CustomStringConvertible {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

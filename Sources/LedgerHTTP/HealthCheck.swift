@@ -1,0 +1,33 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LedgerService
+import Postgres
+
+/// `GET /healthz`: the process answers and PostgreSQL answers a query.
+struct HealthCheck: Sendable {
+    let pool: ConnectionPool
+    let worker: RetryWorker
+    let runner: ProjectionRunner
+
+    func response() async throws -> Response {
+        struct Answer: Encodable { var status: String; var database: String }
+        do {
+            _ = try await pool.withConnection { try $0.query("SELECT 1") }
+            return try JSONResponse.make(Answer(status: "ok", database: "ok"))
+        } catch {
+            var response = try JSONResponse.make(Answer(status: "unavailable", database: "unavailable"), status: .serviceUnavailable)
+            response.headers[.retryAfter] = "1"
+            return response
+        }
+    }
+
+    /// Pending receipts and how far the read models trail the log, for `/metrics`.
+    func refreshGauges(_ metrics: LedgerMetrics) async {
+        guard let pending = try? await worker.pendingCount(),
+              let head = try? await pool.withConnection({ try $0.query("SELECT coalesce(max(position), 0) FROM events")[0].decode(0, as: Int64.self) }),
+              let applied = try? await runner.storedPosition()
+        else { return }
+        metrics.setGauges(pending: pending, projectionLag: max(0, head - applied))
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Ledger
+import LedgerService
+
+/// The routes of CONTRACT.md's HTTP API.
+struct LedgerRoutes: Sendable {
+    let service: PurchaseService
+    let reads: ReadModels
+    let authenticator: Authenticator
+    let health: HealthCheck
+    let metrics: LedgerMetrics
+
+    func register(on router: Router<LedgerRequestContext>) {
+        router.post("v1/orders") { request, context in try await createOrder(request, context) }
+        router.post("v1/receipts") { request, context in try await submitReceipt(request, context) }
+        router.post("v1/transactions") { request, context in try await submitTransaction(request, context) }
+        router.post("v1/notifications/apple") { request, context in try await notification(request, context) }
+        router.get("v1/users/:user_id") { request, context in try await user(request, context) }
+        router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
+        router.get("healthz") { _, _ in try await health.response() }
+        router.get("metrics") { _, _ in
+            await health.refreshGauges(metrics)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: try OpenAPIDocument.bytes())))
+        }
+    }
+
+    private func metadata(_ request: Request, _ context: LedgerRequestContext) -> RequestMetadata {
+        RequestMetadata(requestId: context.requestID, actor: context.actor)
+    }
+
+    private func createOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let body = try await APIBodies.decode(APIBodies.CreateOrder.self, from: request)
+        let user = try APIBodies.identifier(body.userId, "user_id")
+        let product = try APIBodies.identifier(body.productId, "product_id")
+        let quantity = body.quantity ?? 1
+        guard (1...1_000).contains(quantity) else { throw APIError.invalidRequest("quantity must be from 1 to 1000") }
+        let order = try await service.createOrder(userId: user, productId: product, quantity: quantity, metadata: metadata(request, context))
+        return try JSONResponse.make(APIAnswers.Order(order: order), status: .created)
+    }
+
+    private func submitReceipt(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let body = try await APIBodies.decode(APIBodies.SubmitReceipt.self, from: request)
+        let user = try APIBodies.identifier(body.userId, "user_id")
+        let transaction = try body.transactionId.map { try APIBodies.identifier($0, "transaction_id") }
+        let order = try body.orderId.map { try APIBodies.identifier($0, "order_id") }
+        guard !body.receiptData.isEmpty, Data(base64Encoded: body.receiptData) != nil else {
+            throw APIError.invalidRequest("receipt_data must be the base64 receipt the app read from its bundle")
+        }
+        let outcome = try await service.submitReceipt(
+            userId: user, receiptData: body.receiptData, transactionId: transaction, orderId: order, metadata: metadata(request, context))
+        record(outcome)
+        return try APIAnswers.response(for: outcome)
+    }
+
+    private func submitTransaction(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let body = try await APIBodies.decode(APIBodies.SubmitTransaction.self, from: request)
+        let user = try APIBodies.identifier(body.userId, "user_id")
+        let order = try body.orderId.map { try APIBodies.identifier($0, "order_id") }
+        let parts = body.signedTransaction.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=" } }) else {
+            throw APIError.invalidRequest("signed_transaction must be StoreKit's jwsRepresentation: three base64url parts joined by dots")
+        }
+        let outcome = try await service.submitSignedTransaction(
+            userId: user, signedTransaction: body.signedTransaction, orderId: order, metadata: metadata(request, context))
+        record(outcome)
+        return try APIAnswers.response(for: outcome)
+    }
+
+    private func notification(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let buffer = try await request.body.collect(upTo: APILimits.maximumBodyBytes)
+        let outcome = try await service.receiveNotification(
+            body: Data(buffer: buffer), metadata: RequestMetadata(requestId: context.requestID, actor: "apple"))
+        struct Answer: Encodable { var status: String; var notificationId: String }
+        switch outcome {
+        case .recorded(let id): return try JSONResponse.make(Answer(status: "recorded", notificationId: id))
+        case .duplicate(let id): return try JSONResponse.make(Answer(status: "duplicate", notificationId: id))
+        }
+    }
+
+    private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.app, .finance], request, context)
+        let id = try APIBodies.identifier(try context.parameters.require("user_id"), "user_id")
+        return try JSONResponse.make(APIAnswers.User(view: try await reads.user(id)))
+    }
+
+    private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.app, .finance], request, context)
+        let id = try APIBodies.identifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        guard let view = try await reads.subscription(id) else {
+            throw APIError(.notFound, "not_found", "the ledger holds no subscription \(id)")
+        }
+        return try JSONResponse.make(APIAnswers.Subscription(view: view))
+    }
+
+    private func record(_ outcome: SubmissionOutcome) {
+        metrics.recordOutcome(outcome.label)
+        if case .delivered(let deliveries) = outcome { metrics.recordDeliveries(deliveries.count) }
+    }
+}
+
+/// The OpenAPI document shipped with the server.
+public enum OpenAPIDocument {
+    public static func bytes() throws -> [UInt8] {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
+            throw APIError(.internalServerError, "internal_error", "the OpenAPI document is missing from this build")
+        }
+        return Array(try Data(contentsOf: url))
+    }
+}

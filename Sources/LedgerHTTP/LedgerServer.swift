@@ -1,0 +1,163 @@
+import AppStore
+import AsyncHTTPClient
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Ledger
+import LedgerService
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// The ledger's HTTP server with its background work: the retry worker (pending receipts) and
+/// the projection runner (read models). Built in-process by `purchase-ledger serve` and tests.
+public struct LedgerServer: Sendable {
+    public let configuration: ServerConfiguration
+    let logger: Logger
+
+    public init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT, then finishes in-flight requests and stops the worker and
+    /// runner cleanly: the entry point of `purchase-ledger serve`.
+    public func run() async throws {
+        let parts = try await makeParts { channel in
+            logger.info("PurchaseLedger serving", metadata: [
+                "address": "\(configuration.host):\(channel.localAddress?.port ?? configuration.port)",
+            ])
+        }
+        let group = ServiceGroup(
+            services: parts.services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        do {
+            try await group.run()
+        } catch {
+            await parts.close()
+            throw error
+        }
+        await parts.close()
+    }
+
+    /// Starts in the background on the configured address (port 0: a free one) and returns once
+    /// it accepts connections.
+    public func start() async throws -> RunningLedgerServer {
+        let (ports, continuation) = AsyncStream<Int?>.makeStream()
+        let parts = try await makeParts { channel in
+            continuation.yield(channel.localAddress?.port)
+            continuation.finish()
+        }
+        let group = ServiceGroup(services: parts.services, gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next(), let bound else {
+            await parts.close()
+            try await task.value
+            throw LedgerServiceError(.invalidConfiguration, "the server did not start on \(configuration.host):\(configuration.port)")
+        }
+        return RunningLedgerServer(host: configuration.host, port: bound, group: group, task: task, parts: parts)
+    }
+
+    /// The pieces of a server: its services, in start order (shut down in reverse: the HTTP
+    /// server first, so in-flight requests still have the worker and runner), and what to close.
+    struct Parts: Sendable {
+        var services: [any Service]
+        var service: PurchaseService
+        var runner: ProjectionRunner
+        var worker: RetryWorker
+        var pool: ConnectionPool
+        var httpClient: HTTPClient
+
+        func close() async {
+            try? await httpClient.shutdown()
+            await pool.close()
+        }
+    }
+
+    func makeParts(onRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
+        let conninfo = try configuration.sessionConninfo
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: configuration.poolSize, logger: logger)
+        let store = EventStore(pool: pool, logger: logger)
+        // A refused connection must fail at once (Apple down → pending), not retry until the
+        // request's whole time-out: no connection re-establishment.
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        clientConfiguration.timeout.connect = .seconds(5)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        let metrics = LedgerMetrics()
+        let service = PurchaseService(
+            store: store, configuration: configuration.ledger,
+            verifyReceipt: VerifyReceiptClient(
+                configuration: configuration.verifyReceipt, transport: HTTPVerifyReceiptTransport(httpClient: httpClient), logger: logger),
+            signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
+            logger: logger,
+            onAppleAttempt: { attempt in
+                metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
+            })
+        if let file = configuration.catalogFile {
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: file))
+                let loaded = try await service.loadCatalog(data, metadata: RequestMetadata(actor: "serve:LEDGER_CATALOG"))
+                logger.info("catalog loaded", metadata: ["file": "\(file)", "products": "\(loaded.products.count)"])
+            } catch {
+                await pool.close()
+                try? await httpClient.shutdown()
+                throw error
+            }
+        }
+        let runner = ProjectionRunner(store: store, conninfo: conninfo, logger: logger)
+        let worker = RetryWorker(service: service, pollInterval: configuration.workerPollInterval, logger: logger)
+        let reads = ReadModels(runner: runner, timeout: configuration.ledger.readYourWritesTimeout, clock: service.clock)
+        let router = Router(context: LedgerRequestContext.self)
+        router.add(middleware: RequestMiddleware(metrics: metrics))
+        LedgerRoutes(
+            service: service, reads: reads, authenticator: Authenticator(tokens: configuration.tokens),
+            health: HealthCheck(pool: pool, worker: worker, runner: runner), metrics: metrics
+        ).register(on: router)
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PurchaseLedger"),
+            onServerRunning: onRunning, logger: logger)
+        return Parts(
+            services: [BackgroundLoop { await runner.run() }, BackgroundLoop { await worker.run() }, application],
+            service: service, runner: runner, worker: worker, pool: pool, httpClient: httpClient)
+    }
+}
+
+/// A loop that runs until graceful shutdown, then is cancelled and returns.
+struct BackgroundLoop: Service {
+    let body: @Sendable () async -> Void
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await body() }
+    }
+}
+
+/// A server started by `LedgerServer.start()`.
+public struct RunningLedgerServer: Sendable {
+    public let host: String
+    public let port: Int
+    let group: ServiceGroup
+    let task: Task<Void, any Error>
+    let parts: LedgerServer.Parts
+
+    /// "http://HOST:PORT".
+    public var baseURL: String { "http://\(host):\(port)" }
+    /// The service, for tests that look behind the API.
+    public var service: PurchaseService { parts.service }
+    public var worker: RetryWorker { parts.worker }
+    public var runner: ProjectionRunner { parts.runner }
+
+    /// Finishes in-flight requests, stops the worker and runner, and closes the pool.
+    public func stop() async throws {
+        await group.triggerGracefulShutdown()
+        let result = await task.result
+        await parts.close()
+        try result.get()
+    }
+}

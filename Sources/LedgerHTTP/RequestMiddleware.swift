@@ -1,0 +1,75 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The outermost middleware: gives every request its id (echoed in `X-Request-ID` and put in
+/// every log line of the request), turns every error into the API's JSON error shape (never a
+/// bare 5xx without a body), and counts requests and their latency per route and status.
+struct RequestMiddleware: RouterMiddleware {
+    typealias Context = LedgerRequestContext
+    let metrics: LedgerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.requestID = Self.requestID(from: request.headers[.xRequestID])
+        context.logger[metadataKey: "request_id"] = .string(context.requestID)
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            if let answer = APIError.from(error) {
+                response = try answer.response(from: request, context: context)
+            } else {
+                // Never the error's text: it may come from a layer that quotes input.
+                context.logger.error("request failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
+                response = try APIError(.internalServerError, "internal_error", "the ledger failed to handle this request")
+                    .response(from: request, context: context)
+            }
+        }
+        response.headers[.xRequestID] = context.requestID
+        let route = context.endpointPath ?? "unmatched"
+        metrics.recordRequest(route: route, method: request.method.rawValue, status: Int(response.status.code), duration: ContinuousClock.now - start)
+        context.logger.info("request", metadata: [
+            "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
+        ])
+        return response
+    }
+
+    /// The caller's id when it is a short token of safe characters (it goes into logs), else a new one.
+    static func requestID(from header: String?) -> String {
+        if let header, (1...128).contains(header.count),
+           header.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.:".unicodeScalars.contains($0) }),
+           header.allSatisfy(\.isASCII) {
+            return header
+        }
+        return UUID().uuidString.lowercased()
+    }
+}
+
+extension HTTPField.Name {
+    static let xRequestID = Self("X-Request-ID")!
+}
+
+/// Checks the bearer token against a route's scopes.
+struct Authenticator: Sendable {
+    let tokens: APITokens
+
+    /// The context, authenticated with one of `scopes`: 401 without a valid token, 403 when
+    /// the token's scope is not allowed here.
+    func require(_ scopes: Set<APIScope>, _ request: Request, _ context: LedgerRequestContext) throws -> LedgerRequestContext {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              let entry = tokens.authenticate(String(header.dropFirst("Bearer ".count)))
+        else {
+            throw APIError(.unauthorized, "unauthorized", "a valid bearer token is required")
+        }
+        guard scopes.contains(entry.scope) else {
+            throw APIError(.forbidden, "forbidden", "this token's scope (\(entry.scope.rawValue)) may not call this route")
+        }
+        var context = context
+        context.scope = entry.scope
+        context.actor = entry.name
+        return context
+    }
+}

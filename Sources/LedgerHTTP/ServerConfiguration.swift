@@ -1,0 +1,76 @@
+import AppStore
+import Foundation
+import LedgerService
+import Postgres
+import X509
+
+/// Everything `purchase-ledger serve` needs, from the environment of CONTRACT.md.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0: any free port (tests).
+    public var port: Int
+    /// The database, as the login role; the server adds `SET ROLE ledger_app` to it.
+    public var conninfo: String
+    public var tokens: APITokens
+    public var ledger: LedgerConfiguration
+    public var verifyReceipt: VerifyReceiptConfiguration
+    /// Roots trusted for signed data: Apple Root CA G3 plus `APPLE_ROOT_CERTIFICATES`.
+    public var rootCertificates: [Certificate]
+    public var poolSize: Int
+    public var workerPollInterval: Duration
+    /// `LEDGER_CATALOG`: loaded at start when set.
+    public var catalogFile: String?
+    /// Act as `ledger_app` (INSERT and SELECT only on the log); off only for tests that
+    /// deliberately use a schema-less superuser setup.
+    public var actAsApplicationRole: Bool = true
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
+        verifyReceipt: VerifyReceiptConfiguration, rootCertificates: [Certificate], poolSize: Int = 16,
+        workerPollInterval: Duration = .milliseconds(500), catalogFile: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.conninfo = conninfo
+        self.tokens = tokens
+        self.ledger = ledger
+        self.verifyReceipt = verifyReceipt
+        self.rootCertificates = rootCertificates
+        self.poolSize = poolSize
+        self.workerPollInterval = workerPollInterval
+        self.catalogFile = catalogFile
+    }
+
+    /// Reads `LEDGER_HTTP_ADDRESS`, `LEDGER_API_TOKENS`, `LEDGER_CATALOG`, the Apple settings and
+    /// `LEDGER_TRANSFER_POLICY`; `address` (a flag) overrides the variable.
+    public init(environment: [String: String], conninfo: String, address: String? = nil) throws {
+        let (host, port) = try Self.parse(address: address ?? environment["LEDGER_HTTP_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:8080")
+        let roots: [Certificate]
+        do {
+            roots = try AppleRootCertificates.trusted(environment: environment)
+        } catch {
+            throw LedgerServiceError(.invalidConfiguration, "APPLE_ROOT_CERTIFICATES: \(error)")
+        }
+        self.init(
+            host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
+            ledger: try LedgerConfiguration(environment: environment), verifyReceipt: VerifyReceiptConfiguration(environment: environment),
+            rootCertificates: roots, catalogFile: environment["LEDGER_CATALOG"].flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    static func parse(address: String) throws -> (String, Int) {
+        guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
+              let port = Int(address[address.index(after: colon)...]), (0...65_535).contains(port)
+        else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_HTTP_ADDRESS is HOST:PORT, not \(address)")
+        }
+        return (String(address[..<colon]), port)
+    }
+
+    /// The conninfo the server's connections use: `role=ledger_app` set at session start, so
+    /// the server cannot change history even if it wanted to.
+    var sessionConninfo: String {
+        get throws {
+            actAsApplicationRole ? try Conninfo.addingOptions("-c role=ledger_app", to: conninfo) : conninfo
+        }
+    }
+}

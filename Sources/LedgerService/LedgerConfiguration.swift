@@ -1,0 +1,65 @@
+import Foundation
+import Ledger
+
+/// The settings of the purchase flow (CONTRACT.md "Configuration").
+public struct LedgerConfiguration: Sendable {
+    /// `APPLE_BUNDLE_ID`: receipts and signed data for another app are rejected.
+    public var bundleId: String
+    /// `APPLE_SHARED_SECRET`: checked on v1 notifications (and sent to verifyReceipt).
+    public var sharedSecret: String?
+    /// `LEDGER_TRANSFER_POLICY`.
+    public var transferPolicy: TransferPolicy
+    /// How the retry worker spaces its attempts at a pending receipt.
+    public var retry: RetryPolicy
+    /// How long a read waits for the projections to reach the log's head before it answers 503.
+    public var readYourWritesTimeout: Duration
+
+    public init(
+        bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,
+        retry: RetryPolicy = RetryPolicy(), readYourWritesTimeout: Duration = .seconds(5)
+    ) {
+        self.bundleId = bundleId
+        self.sharedSecret = sharedSecret
+        self.transferPolicy = transferPolicy
+        self.retry = retry
+        self.readYourWritesTimeout = readYourWritesTimeout
+    }
+
+    /// Reads `APPLE_BUNDLE_ID` (required), `APPLE_SHARED_SECRET` and `LEDGER_TRANSFER_POLICY`.
+    public init(environment: [String: String]) throws(LedgerServiceError) {
+        guard let bundle = environment["APPLE_BUNDLE_ID"], !bundle.isEmpty else {
+            throw LedgerServiceError(.invalidConfiguration, "APPLE_BUNDLE_ID is required: receipts are checked against it")
+        }
+        let policyText = environment["LEDGER_TRANSFER_POLICY"].flatMap { $0.isEmpty ? nil : $0 } ?? "keep"
+        guard let policy = TransferPolicy(rawValue: policyText) else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_TRANSFER_POLICY is keep or transfer, not \(policyText)")
+        }
+        self.init(bundleId: bundle, sharedSecret: environment["APPLE_SHARED_SECRET"].flatMap { $0.isEmpty ? nil : $0 }, transferPolicy: policy)
+    }
+}
+
+/// Exponential backoff with jitter for receipts Apple could not verify yet.
+public struct RetryPolicy: Sendable, Hashable {
+    /// The delay before the first retry.
+    public var base: Duration
+    /// The longest delay between two attempts.
+    public var maximum: Duration
+    /// What the client is told to wait before resubmitting (`retry_after_seconds`).
+    public var clientRetryAfterSeconds: Int
+
+    public init(base: Duration = .seconds(2), maximum: Duration = .seconds(300), clientRetryAfterSeconds: Int = 30) {
+        self.base = base
+        self.maximum = maximum
+        self.clientRetryAfterSeconds = clientRetryAfterSeconds
+    }
+
+    /// The delay after attempt number `attempt` (1-based): base·2^(attempt−1), capped, then
+    /// "full jitter" (a uniform share of it, at least half) so a recovering Apple is not hit by
+    /// every pending receipt at once.
+    public func delay(afterAttempt attempt: Int, jitter: Double = Double.random(in: 0...1)) -> Duration {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let raw = base * (1 << exponent)
+        let capped = raw > maximum ? maximum : raw
+        return capped * (0.5 + 0.5 * min(max(jitter, 0), 1))
+    }
+}

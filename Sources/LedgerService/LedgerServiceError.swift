@@ -1,0 +1,54 @@
+import EventStore
+import Postgres
+
+/// A request the ledger refused or could not carry out, with a code the HTTP layer maps to a
+/// status and the CLI to an exit code. `message` never holds receipts, tokens or secrets.
+public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// Malformed input: 400 `invalid_request`.
+        public static let invalidRequest = Code(rawValue: "invalid_request")
+        public static let unknownProduct = Code(rawValue: "unknown_product")
+        public static let notFound = Code(rawValue: "not_found")
+        /// A notification that cannot be authenticated: 401.
+        public static let unauthenticated = Code(rawValue: "unauthenticated")
+        /// PostgreSQL cannot be reached: 503 with Retry-After; nothing was recorded.
+        public static let databaseUnavailable = Code(rawValue: "database_unavailable")
+        /// The read models did not reach the log's head in time: 503.
+        public static let projectionsBehind = Code(rawValue: "projections_behind")
+        public static let invalidConfiguration = Code(rawValue: "invalid_configuration")
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// Errors of the database layer that mean "PostgreSQL is not reachable now" become
+    /// `databaseUnavailable`; others pass through unchanged.
+    static func mapping(_ error: any Error) -> any Error {
+        if error is LedgerServiceError { return error }
+        if error.isPostgresConnectionError { return LedgerServiceError(.databaseUnavailable, "PostgreSQL cannot be reached") }
+        if let error = error as? PostgresError, error.code == .poolClosed || error.code == .connectionFailed {
+            return LedgerServiceError(.databaseUnavailable, "PostgreSQL cannot be reached")
+        }
+        return error
+    }
+}
+
+/// Runs `body`, turning "PostgreSQL is down" into `LedgerServiceError.databaseUnavailable`.
+func mappingDatabaseErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        throw LedgerServiceError.mapping(error)
+    }
+}

@@ -1,0 +1,154 @@
+import EventStore
+import Foundation
+import Ledger
+import Logging
+import Postgres
+import Synchronization
+
+/// Keeps the read models up to date: follows the log in commit order and applies each page of
+/// events to every projection in one transaction, together with the projections' checkpoints,
+/// so a crash between rows and checkpoint cannot double-count.
+///
+/// Several runners (one per server process) may run against one database: each page takes a
+/// transaction-level advisory lock and re-reads the checkpoints under it, so an event is applied
+/// once. A projection whose version changed is emptied and rebuilt from the first event.
+public final class ProjectionRunner: Sendable {
+    let store: EventStore
+    let conninfo: String
+    let projections: [any Projection]
+    let pageSize: Int
+    let logger: Logger
+    private let state = Mutex<State>(State())
+
+    struct State {
+        var applied: Int64 = -1
+    }
+
+    public init(store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500, logger: Logger) {
+        self.store = store
+        self.conninfo = conninfo
+        self.projections = projections
+        self.pageSize = pageSize
+        self.logger = logger
+    }
+
+    /// The position every projection has applied, as last seen by this runner (-1 before its first pass).
+    public var appliedPosition: Int64 { state.withLock { $0.applied } }
+
+    /// Follows the log until the task is cancelled. Database outages are waited out.
+    public func run() async {
+        let listener = AppendListener(conninfo: conninfo, logger: logger)
+        defer { Task { await listener.close() } }
+        var prepared = false
+        while !Task.isCancelled {
+            do {
+                if !prepared {
+                    try await resetChangedProjections()
+                    try await listener.prepare()
+                    prepared = true
+                }
+                let applied = try await applyNextPage()
+                if applied == 0 {
+                    try await listener.wait(timeout: .seconds(1))
+                }
+            } catch is CancellationError {
+                break
+            } catch {
+                if Task.isCancelled { break }
+                logger.warning("projection runner pass failed; retrying", metadata: ["error": "\(LedgerServiceError.mapping(error))"])
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+
+    /// Returns once every projection has applied the log up to `position`, or throws
+    /// `projectionsBehind` after `timeout`.
+    public func waitUntilApplied(_ position: Int64, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var round = 0
+        while ContinuousClock.now < deadline {
+            if state.withLock({ $0.applied >= position }) { return }
+            // A runner in another process may be the one applying: look at the stored
+            // checkpoints too, less often, since that costs a query.
+            if round % 20 == 0, try await storedPosition() >= position { return }
+            round += 1
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw LedgerServiceError(.projectionsBehind, "the read models have not reached position \(position) yet")
+    }
+
+    /// The lowest checkpoint of the projections, as stored.
+    public func storedPosition() async throws -> Int64 {
+        let names = projections.map { Optional($0.name) }
+        let count = projections.count
+        return try await store.pool.withConnection { connection in
+            let row = try connection.query("""
+                SELECT coalesce(min(position), 0), count(*) FROM projection_checkpoints WHERE name = ANY(\(PostgresArray(names)))
+                """)[0]
+            let found: Int64 = try row.decode(1)
+            return found == Int64(count) ? try row.decode(0) : 0
+        }
+    }
+
+    /// Empties and restarts any projection whose stored version differs from its code's.
+    func resetChangedProjections() async throws {
+        let projections = projections
+        let logger = logger
+        try await store.pool.withTransaction { connection in
+            try Self.lock(connection)
+            for projection in projections {
+                let row = try connection.query("SELECT version FROM projection_checkpoints WHERE name = \(projection.name)").first
+                let stored: Int32? = try row?.decode(0)
+                guard stored != projection.version else { continue }
+                if stored != nil {
+                    logger.notice("projection version changed: rebuilding from the first event", metadata: [
+                        "projection": "\(projection.name)", "from": "\(stored!)", "to": "\(projection.version)",
+                    ])
+                }
+                for table in projection.tables { try connection.execute("DELETE FROM \(identifier: table)") }
+                try connection.execute("""
+                    INSERT INTO projection_checkpoints (name, version, position) VALUES (\(projection.name), \(projection.version), 0)
+                    ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = 0, updated_at = now()
+                    """)
+            }
+        }
+    }
+
+    /// Applies the next page of events; returns how many events were read.
+    func applyNextPage() async throws -> Int {
+        let start = try await storedPosition()
+        let page = try await store.events(after: start, limit: pageSize)
+        guard let last = page.last else {
+            advance(to: start)
+            return 0
+        }
+        let decoded = try page.map { ($0.position, try $0.ledgerEvent) }
+        let projections = projections
+        let reached = try await store.pool.withTransaction { connection -> Int64 in
+            try Self.lock(connection)
+            for projection in projections {
+                let checkpoint: Int64 = try connection.query(
+                    "SELECT position FROM projection_checkpoints WHERE name = \(projection.name)").first?.decode(0) ?? 0
+                for (position, event) in decoded where position > checkpoint {
+                    for change in projection.changes(for: event) { try ProjectionSQL.apply(change, on: connection) }
+                }
+                try connection.execute("""
+                    UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
+                    WHERE name = \(projection.name)
+                    """)
+            }
+            return last.position
+        }
+        advance(to: reached)
+        return page.count
+    }
+
+    private func advance(to position: Int64) {
+        state.withLock { $0.applied = max($0.applied, position) }
+    }
+
+    /// Serializes runners of one database (the key is the projections' own, not the append lock's).
+    private static func lock(_ connection: Connection) throws {
+        _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))")
+    }
+}

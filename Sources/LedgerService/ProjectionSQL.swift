@@ -1,0 +1,58 @@
+import Ledger
+import Postgres
+
+/// Turns a projection's row changes into SQL. Every statement is idempotent in effect or
+/// commutative, matching `ProjectionChange`'s contract.
+enum ProjectionSQL {
+    static func apply(_ change: ProjectionChange, on connection: Connection) throws {
+        switch change {
+        case .addToBalance(let user, let unit, let delta):
+            try connection.execute("""
+                INSERT INTO projection_balances (user_id, unit, amount) VALUES (\(user), \(unit), \(delta))
+                ON CONFLICT (user_id, unit) DO UPDATE SET amount = projection_balances.amount + excluded.amount
+                """)
+        case .setOwner(let original, let user, let product, let kind, let environment):
+            try connection.execute("""
+                INSERT INTO projection_entitlements (original_transaction_id, user_id, product_id, kind, environment)
+                VALUES (\(original), \(user), \(product), \(kind.rawValue), \(environment))
+                ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id
+                """)
+        case .revokeOwnership(let original, let at):
+            try connection.execute("""
+                UPDATE projection_entitlements SET revoked_at_ms = least(coalesce(revoked_at_ms, \(at)), \(at))
+                WHERE original_transaction_id = \(original)
+                """)
+        case .mergeSubscriptionEntry(let original, let environment, let e):
+            // Merging keeps what any sighting knew: dates once seen stay, flags once set stay,
+            // so the order of sightings does not matter.
+            try connection.execute("""
+                INSERT INTO projection_subscription_entries
+                    (original_transaction_id, transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
+                     cancellation_date_ms, is_trial, is_upgraded)
+                VALUES (\(original), \(e.transactionId), \(e.productId), \(environment), \(e.purchaseDateMs), \(e.expiresDateMs),
+                        \(e.cancellationDateMs), \(e.isTrial), \(e.isUpgraded))
+                ON CONFLICT (original_transaction_id, transaction_id) DO UPDATE SET
+                    purchase_date_ms = coalesce(projection_subscription_entries.purchase_date_ms, excluded.purchase_date_ms),
+                    expires_date_ms = greatest(projection_subscription_entries.expires_date_ms, excluded.expires_date_ms),
+                    cancellation_date_ms = least(projection_subscription_entries.cancellation_date_ms, excluded.cancellation_date_ms),
+                    is_trial = projection_subscription_entries.is_trial OR excluded.is_trial,
+                    is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
+                """)
+        case .observeRenewal(let original, let r):
+            // Newest observation wins; equal times are broken by the row's content so that
+            // the result does not depend on which was applied first.
+            try connection.execute("""
+                INSERT INTO projection_subscription_renewals
+                    (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
+                VALUES (\(original), \(r.observedAtMs), \(r.autoRenew), \(r.autoRenewProductId), \(r.inBillingRetry), \(r.gracePeriodExpiresMs))
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    observed_at_ms = excluded.observed_at_ms, auto_renew = excluded.auto_renew,
+                    auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
+                    grace_period_expires_ms = excluded.grace_period_expires_ms
+                WHERE (excluded.observed_at_ms, excluded.auto_renew::text, excluded.in_billing_retry::text)
+                    > (projection_subscription_renewals.observed_at_ms, projection_subscription_renewals.auto_renew::text,
+                       projection_subscription_renewals.in_billing_retry::text)
+                """)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import AppStore
+import EventStore
+import Foundation
+import Ledger
+
+/// What became of a notification Apple posted.
+public enum NotificationOutcome: Sendable, Hashable {
+    /// Recorded now, with the id it is recorded under.
+    case recorded(id: String)
+    /// Apple sent it before (same `notificationUUID`, or the same v1 body): recorded once.
+    case duplicate(id: String)
+}
+
+extension PurchaseService {
+    /// `POST /v1/notifications/apple`: authenticates (v2 signature, v1 shared secret), records the
+    /// body verbatim once, and records what it says of transactions in the ledger (refunds,
+    /// revocations, renewals, subscription state).
+    public func receiveNotification(body: Data, metadata: RequestMetadata) async throws -> NotificationOutcome {
+        struct Shape: Decodable { var signedPayload: String? }
+        guard let shape = try? JSONDecoder().decode(Shape.self, from: body) else {
+            throw LedgerServiceError(.invalidRequest, "the notification is not a JSON object")
+        }
+        let received: AppleNotificationReceived
+        let evidence: Evidence?
+        if let signedPayload = shape.signedPayload {
+            let verified: VerifiedNotification
+            do throws(AppStoreError) {
+                verified = try await signedData.verifyNotification(signedPayload: signedPayload)
+            } catch {
+                throw LedgerServiceError(.unauthenticated, "the signed notification does not verify: \(error.code)")
+            }
+            let payload = verified.payload
+            let transaction = verified.transaction?.payload
+            received = AppleNotificationReceived(
+                notificationId: payload.notificationUUID ?? DocumentStore.name(of: body), version: "v2",
+                notificationType: payload.rawNotificationType ?? "UNKNOWN", subtype: payload.rawSubtype,
+                environment: payload.data?.rawEnvironment ?? payload.summary?.rawEnvironment,
+                transactionId: transaction?.transactionId, originalTransactionId: transaction?.originalTransactionId,
+                consumptionRequestReason: payload.data?.rawConsumptionRequestReason, documentSha256: DocumentStore.name(of: body),
+                receivedAtMs: clock())
+            evidence = transaction.map { transaction in
+                var evidence = Evidence(signed: transaction)
+                if let renewal = verified.renewalInfo?.payload, let original = renewal.originalTransactionId {
+                    evidence.renewals[original] = RenewalObservation(
+                        observedAtMs: renewal.signedDate ?? payload.signedDate ?? 0, autoRenew: renewal.autoRenewStatus.map { $0 == 1 },
+                        autoRenewProductId: renewal.autoRenewProductId, inBillingRetry: renewal.isInBillingRetryPeriod,
+                        gracePeriodExpiresMs: renewal.gracePeriodExpiresDate)
+                }
+                return evidence
+            }
+        } else {
+            let notification: NotificationV1
+            do {
+                notification = try NotificationV1(jsonBytes: body)
+            } catch {
+                throw LedgerServiceError(.invalidRequest, "the body is neither {\"signedPayload\"} nor a v1 notification")
+            }
+            guard notification.isAuthentic(sharedSecret: configuration.sharedSecret ?? "") else {
+                throw LedgerServiceError(.unauthenticated, "the v1 notification's password is not our shared secret")
+            }
+            let name = DocumentStore.name(of: body)
+            let transactions = notification.transactions
+            received = AppleNotificationReceived(
+                notificationId: name, version: "v1", notificationType: notification.notificationType, subtype: nil,
+                environment: notification.environment?.rawValue ?? notification.environmentRaw,
+                transactionId: transactions.first?.transactionID,
+                originalTransactionId: notification.originalTransactionID ?? transactions.first?.originalTransactionID,
+                consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock())
+            evidence = Self.evidence(of: notification)
+        }
+        return try await mappingDatabaseErrors {
+            try await documents.put(Array(body), kind: "notification_\(received.version)")
+            return try await recordNotification(received, evidence: evidence, metadata: metadata)
+        }
+    }
+
+    private func recordNotification(_ received: AppleNotificationReceived, evidence: Evidence?, metadata: RequestMetadata) async throws -> NotificationOutcome {
+        let stream = Streams.notification(received.notificationId)
+        var attempt = 0
+        while true {
+            attempt += 1
+            var effects: [LedgerAppend] = []
+            if let evidence, evidence.bundleId == nil || evidence.bundleId == configuration.bundleId {
+                let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
+                effects = PurchaseDecider.observe(evidence, source: "notification:\(received.notificationId)", context: context)
+            }
+            do {
+                try await log.append(
+                    [LedgerAppend(stream: stream, expectation: .noStream, events: [.appleNotificationReceived(received)])] + effects,
+                    metadata: metadata)
+                return .recorded(id: received.notificationId)
+            } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
+                if try await !log.store.read(stream: stream, limit: 1).isEmpty { return .duplicate(id: received.notificationId) }
+                continue
+            }
+        }
+    }
+
+    /// What a v1 notification shows: its `unified_receipt` when present, else the old
+    /// top-level `latest_receipt_info` / `latest_expired_receipt_info` (with a top-level
+    /// `cancellation_date` applying to them for CANCEL).
+    static func evidence(of notification: NotificationV1) -> Evidence? {
+        let environment = notification.environment?.rawValue ?? "Production"
+        if let unified = notification.unifiedReceipt, !unified.latestReceiptInfo.isEmpty {
+            var evidence = Evidence(response: unified, environmentFallback: environment)
+            evidence.bundleId = notification.bundleID ?? evidence.bundleId
+            return evidence
+        }
+        let transactions = notification.latestReceiptInfo + notification.latestExpiredReceiptInfo
+        guard !transactions.isEmpty else { return nil }
+        let entries = transactions.map { transaction -> EvidenceEntry in
+            var entry = EvidenceEntry(transaction, inApp: false)
+            entry.cancellationDateMs = entry.cancellationDateMs ?? notification.cancellationDate
+            return entry
+        }
+        return Evidence(bundleId: notification.bundleID, environment: environment, entries: entries)
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Ledger
+import Postgres
+
+/// `GET /v1/users/{id}`.
+public struct UserView: Sendable, Hashable, Codable {
+    public struct Entitlement: Sendable, Hashable, Codable {
+        public var productId: String
+        public var originalTransactionId: String
+        public var kind: String
+        public var active: Bool
+        /// ISO 8601, UTC; nil for products that do not expire.
+        public var expiresAt: String?
+    }
+
+    public var userId: String
+    public var balances: [String: Int64]
+    public var entitlements: [Entitlement]
+}
+
+/// `GET /v1/subscriptions/{original_transaction_id}`.
+public struct SubscriptionView: Sendable, Hashable, Codable {
+    public var originalTransactionId: String
+    public var productId: String
+    public var ownerUserId: String
+    public var status: String
+    public var expiresAt: String?
+    public var autoRenew: Bool?
+    public var inTrial: Bool
+    public var environment: String
+}
+
+/// Reads the projections. Reads wait until the projections have applied the log as it stood
+/// when the read began, so a caller reads its own writes (README "Design").
+public struct ReadModels: Sendable {
+    let pool: ConnectionPool
+    let runner: ProjectionRunner
+    let store: EventStoreHead
+    let timeout: Duration
+    let clock: @Sendable () -> Int64
+
+    public init(runner: ProjectionRunner, timeout: Duration, clock: @escaping @Sendable () -> Int64) {
+        self.pool = runner.store.pool
+        self.runner = runner
+        self.store = EventStoreHead(pool: runner.store.pool)
+        self.timeout = timeout
+        self.clock = clock
+    }
+
+    public func user(_ userId: String) async throws -> UserView {
+        try await mappingDatabaseErrors {
+            try await runner.waitUntilApplied(try await store.head(), timeout: timeout)
+            let now = clock()
+            return try await pool.withConnection { connection in
+                var balances: [String: Int64] = [:]
+                for row in try connection.query("SELECT unit, amount FROM projection_balances WHERE user_id = \(userId)") {
+                    balances[try row.decode(0)] = try row.decode(1)
+                }
+                var entitlements: [UserView.Entitlement] = []
+                for row in try connection.query("""
+                    SELECT original_transaction_id, product_id, kind, revoked_at_ms FROM projection_entitlements
+                    WHERE user_id = \(userId) ORDER BY original_transaction_id
+                    """) {
+                    let original: String = try row.decode(0)
+                    let kind: String = try row.decode(2)
+                    let revokedAt: Int64? = try row.decode(3)
+                    var active = revokedAt.map { $0 > now } ?? true
+                    var expires: Int64?
+                    if kind == ProductKind.autoRenewable.rawValue {
+                        let summary = try Self.summary(original, on: connection, now: now)
+                        active = summary.map { [.active, .inGracePeriod].contains($0.status) } ?? false
+                        expires = summary?.expiresAtMs
+                    }
+                    entitlements.append(.init(
+                        productId: try row.decode(1), originalTransactionId: original, kind: kind, active: active,
+                        expiresAt: expires.map(Self.iso8601)))
+                }
+                return UserView(userId: userId, balances: balances, entitlements: entitlements)
+            }
+        }
+    }
+
+    /// Nil when the ledger holds no such subscription.
+    public func subscription(_ originalTransactionId: String) async throws -> SubscriptionView? {
+        try await mappingDatabaseErrors {
+            try await runner.waitUntilApplied(try await store.head(), timeout: timeout)
+            let now = clock()
+            return try await pool.withConnection { connection in
+                guard let owner = try connection.query("""
+                    SELECT user_id, environment FROM projection_entitlements
+                    WHERE original_transaction_id = \(originalTransactionId) AND kind = 'auto_renewable'
+                    """).first,
+                    let summary = try Self.summary(originalTransactionId, on: connection, now: now)
+                else { return nil }
+                return SubscriptionView(
+                    originalTransactionId: originalTransactionId, productId: summary.productId, ownerUserId: try owner.decode(0),
+                    status: summary.status.rawValue, expiresAt: summary.expiresAtMs.map(Self.iso8601), autoRenew: summary.autoRenew,
+                    inTrial: summary.inTrial, environment: try owner.decode(1))
+            }
+        }
+    }
+
+    static func summary(_ original: String, on connection: Connection, now: Int64) throws -> SubscriptionSummary? {
+        let entries = try connection.query("""
+            SELECT transaction_id, product_id, purchase_date_ms, expires_date_ms, cancellation_date_ms, is_trial, is_upgraded
+            FROM projection_subscription_entries WHERE original_transaction_id = \(original)
+            """).map { row in
+            SubscriptionEntry(
+                transactionId: try row.decode(0), productId: try row.decode(1), purchaseDateMs: try row.decode(2),
+                expiresDateMs: try row.decode(3), cancellationDateMs: try row.decode(4), isTrial: try row.decode(5),
+                isUpgraded: try row.decode(6))
+        }
+        let renewal = try connection.query("""
+            SELECT observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms
+            FROM projection_subscription_renewals WHERE original_transaction_id = \(original)
+            """).first.map { row in
+            RenewalObservation(
+                observedAtMs: try row.decode(0), autoRenew: try row.decode(1), autoRenewProductId: try row.decode(2),
+                inBillingRetry: try row.decode(3), gracePeriodExpiresMs: try row.decode(4))
+        }
+        return SubscriptionSummary(entries: entries, renewal: renewal, nowMs: now)
+    }
+
+    /// Milliseconds since 1970 → `2026-11-23T08:00:00.000Z`.
+    static func iso8601(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+}
+
+/// The log's head position, read cheaply.
+struct EventStoreHead: Sendable {
+    let pool: ConnectionPool
+
+    func head() async throws -> Int64 {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT coalesce(max(position), 0) FROM events")[0].decode(0)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import Ledger
+
+/// The answer to a receipt or signed-transaction submission (CONTRACT.md `POST /v1/receipts`).
+public enum SubmissionOutcome: Sendable, Hashable {
+    case delivered([Delivery])
+    case alreadyDelivered([Delivery])
+    /// Apple could not answer; the ledger keeps the receipt and retries by itself.
+    case pending(retryAfterSeconds: Int)
+    case rejected(RejectionCode, String)
+
+    init(_ outcome: Decision.Outcome) {
+        switch outcome {
+        case .delivered(let d): self = .delivered(d)
+        case .alreadyDelivered(let d): self = .alreadyDelivered(d)
+        case .rejected(let code, let message): self = .rejected(code, message)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import AppStore
+import ArgumentParser
+import EventStore
+import Foundation
+import LedgerService
+import Logging
+import Postgres
+
+/// `purchase-ledger catalog load FILE`: appends the file's products as `CatalogLoaded`.
+struct CatalogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog", abstract: "Manage the product catalog.", subcommands: [Load.self])
+
+    struct Load: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "load", abstract: "Load a catalog file (CONTRACT.md format); purchases are priced as it stood when made.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Argument(help: "The catalog JSON file")
+        var file: String
+
+        func run() async throws {
+            let logger = Logger(label: "purchase-ledger.catalog")
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                throw ValidationError("cannot read \(file)")
+            }
+            let loaded = try await database.withDatabase(logger: logger) { conninfo, _ in
+                let pool = ConnectionPool(conninfo: try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), maxConnections: 2, logger: logger)
+                defer { Task { await pool.close() } }
+                let service = PurchaseService(
+                    store: EventStore(pool: pool, logger: logger), configuration: LedgerConfiguration(bundleId: "-"),
+                    verifyReceipt: VerifyReceiptClient(configuration: VerifyReceiptConfiguration()),
+                    signedData: SignedDataVerifiers(rootCertificates: [], bundleId: "-"), logger: logger)
+                do {
+                    return try await service.loadCatalog(data, metadata: RequestMetadata(actor: "cli"))
+                } catch let error as LedgerServiceError where error.code == .invalidRequest {
+                    throw ValidationError(error.message)
+                }
+            }
+            print("catalog loaded: \(loaded.products.count) products from \(file)")
+        }
+    }
+}

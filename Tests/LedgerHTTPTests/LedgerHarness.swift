@@ -1,0 +1,168 @@
+import AppStore
+import AppleSimulator
+import AsyncHTTPClient
+import EventStore
+import Foundation
+import Ledger
+import LedgerHTTP
+import LedgerService
+import Logging
+import NIOCore
+import NIOHTTP1
+import Postgres
+import TestSupport
+import X509
+
+/// A ledger server on a free loopback port, on a fresh schema of the test PostgreSQL, with the
+/// Apple simulator answering verifyReceipt over real HTTP: the whole product, nothing mocked.
+struct LedgerHarness: Sendable {
+    static let appToken = "app-token-0123456789"
+    static let financeToken = "finance-token-0123456789"
+    static let bundleId = "com.example.app"
+    static let catalog = """
+        {"products": [
+          {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"},
+          {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 299, "currency": "USD"},
+          {"product_id": "com.example.pro.monthly", "kind": "auto_renewable", "price_minor": 499, "currency": "USD"},
+          {"product_id": "com.example.pro.yearly", "kind": "auto_renewable", "price_minor": 4999, "currency": "USD"}
+        ]}
+        """
+
+    let apple: RunningAppleSimulator
+    let server: RunningLedgerServer
+    let conninfo: String
+    let pool: ConnectionPool
+
+    var simulator: AppleSimulator { apple.simulator }
+    var base: String { server.baseURL }
+
+    /// Runs `body` with a fresh ledger and simulator; stops both afterwards.
+    static func with<T>(
+        policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
+        timeout: Duration = .seconds(2), verifyReceiptURL: String? = nil,
+        _ body: (LedgerHarness) async throws -> T
+    ) async throws -> T {
+        try await TestDatabase.withSchema { conninfo, pool in
+            try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            var simulatorConfiguration = AppleSimulator.Configuration()
+            simulatorConfiguration.sharedSecret = sharedSecret
+            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
+            var logger = Logger(label: "tests.ledger")
+            logger.logLevel = .warning
+            var configuration = ServerConfiguration(
+                host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance"),
+                ledger: LedgerConfiguration(bundleId: bundleId, sharedSecret: sharedSecret, transferPolicy: policy, retry: retry),
+                verifyReceipt: VerifyReceiptConfiguration(
+                    productionURL: verifyReceiptURL ?? apple.productionURL, sandboxURL: verifyReceiptURL ?? apple.sandboxURL, sharedSecret: sharedSecret, timeout: timeout,
+                    malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
+                poolSize: 8, workerPollInterval: .milliseconds(20))
+            configuration.catalogFile = nil
+            let server: RunningLedgerServer
+            do {
+                server = try await LedgerServer(configuration: configuration, logger: logger).start()
+            } catch {
+                try? await apple.stop()
+                throw error
+            }
+            let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
+            do {
+                _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
+                let result = try await body(harness)
+                try await server.stop()
+                try await apple.stop()
+                return result
+            } catch {
+                try? await server.stop()
+                try? await apple.stop()
+                throw error
+            }
+        }
+    }
+
+    // MARK: - HTTP
+
+    struct Answer: Sendable {
+        var status: Int
+        var json: [String: any Sendable]
+        var headers: [(String, String)]
+
+        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+        var errorCode: String? { (json["error"] as? [String: any Sendable])?["code"] as? String }
+        var outcome: String? { json["outcome"] as? String }
+        var deliveries: [[String: any Sendable]] { (json["deliveries"] as? [[String: any Sendable]]) ?? [] }
+    }
+
+    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = LedgerHarness.appToken, headers: [(String, String)] = []) async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 8 << 20)
+        let data = Data(buffer: bytes)
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: any Sendable] ?? [:]
+        return Answer(status: Int(response.status.code), json: json, headers: response.headers.map { ($0.name, $0.value) })
+    }
+
+    func post(_ path: String, _ object: [String: Any], token: String? = LedgerHarness.appToken) async throws -> Answer {
+        let data = try JSONSerialization.data(withJSONObject: object)
+        return try await request(.POST, path, body: String(decoding: data, as: UTF8.self), token: token)
+    }
+
+    func get(_ path: String, token: String? = LedgerHarness.appToken) async throws -> Answer {
+        try await request(.GET, path, token: token)
+    }
+
+    // MARK: - Purchases
+
+    /// Creates an order, buys it on the simulated device with the order's token, and returns both.
+    func orderAndBuy(user: String, product: String, appleId: String, environment: String = "Production", useToken: Bool = true) async throws -> (order: [String: any Sendable], purchase: PurchaseResult) {
+        let order = try await post("/v1/orders", ["user_id": user, "product_id": product])
+        guard order.status == 201, let token = order.json["app_account_token"] as? String else {
+            throw HarnessError("order failed: \(order.status) \(order.json)")
+        }
+        let purchase = try await simulator.purchase(
+            appleId: appleId, productId: product, environment: environment == "Production" ? .production : .sandbox,
+            appAccountToken: useToken ? UUID(uuidString: token) : nil)
+        return (order.json, purchase)
+    }
+
+    func submit(user: String, purchase: PurchaseResult, withTransactionId: Bool = true) async throws -> Answer {
+        var body: [String: Any] = ["user_id": user, "receipt_data": purchase.receiptData]
+        if withTransactionId { body["transaction_id"] = purchase.transactionId }
+        return try await post("/v1/receipts", body)
+    }
+
+    /// Events of a type in the log, decoded.
+    func events(_ type: String) async throws -> [LedgerEvent] {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT event_type, payload FROM events WHERE event_type = \(type) ORDER BY position").map {
+                try LedgerEvent(type: $0.decode(0), payload: Data($0.decode(1, as: JSONB.self).bytes))
+            }
+        }
+    }
+
+    func count(_ type: String) async throws -> Int64 {
+        try await pool.withConnection { try $0.query("SELECT count(*) FROM events WHERE event_type = \(type)")[0].decode(0) }
+    }
+
+    /// Waits, with a deadline, until `condition` holds; fails the test if it never does.
+    func eventually(_ what: String, within: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError("timed out waiting until \(what)")
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,108 @@
+import AppleSimulator
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Ledger
+import Testing
+
+@Suite("Apple down: receipts stay pending, the worker retries, nothing is lost or doubled")
+struct PendingFlowTests {
+    @Test("21005 answers 202 pending with retry_after_seconds; the worker delivers once Apple answers")
+    func pendingThenDelivered() async throws {
+        try await LedgerHarness.with { ledger in
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
+            ledger.simulator.injectFailure(FailureRule(.status(21005), .next(1)))
+            let answer = try await ledger.submit(user: "u1", purchase: purchase)
+            #expect(answer.status == 202)
+            #expect(answer.outcome == "pending")
+            #expect(answer.json["retry_after_seconds"] as? Int == 1)
+            try await ledger.eventually("the worker delivered it") { try await ledger.count("PurchaseDelivered") == 1 }
+            let user = try await ledger.get("/v1/users/u1")
+            #expect((user.json["balances"] as? [String: any Sendable])?["coins"] as? Int == 100)
+            #expect(try await ledger.count("VerificationPending") == 1)
+        }
+    }
+
+    @Test("HTTP 500 and 21002-after-retries: 500 is pending, 21002 twice is receipt_invalid")
+    func httpErrorAndMalformed() async throws {
+        try await LedgerHarness.with { ledger in
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
+            ledger.simulator.injectFailure(FailureRule(.httpStatus(500), .next(1)))
+            #expect(try await ledger.submit(user: "u1", purchase: purchase).status == 202)
+            try await ledger.eventually("delivered after the 500") { try await ledger.count("PurchaseDelivered") == 1 }
+            let (_, second) = try await ledger.orderAndBuy(user: "u2", product: "com.example.coins100", appleId: "apple-2")
+            ledger.simulator.injectFailure(FailureRule(.status(21002), .next(2)))
+            let rejected = try await ledger.submit(user: "u2", purchase: second)
+            #expect(rejected.status == 422)
+            #expect(rejected.errorCode == "receipt_invalid")
+        }
+    }
+
+    @Test("a refused connection answers pending at once, not after the whole time-out")
+    func refusedConnection() async throws {
+        // verifyReceipt pointed at a port where nothing listens: connection refused.
+        let closed = try ClosedPort()
+        try await LedgerHarness.with(timeout: .seconds(10), verifyReceiptURL: closed.url) { ledger in
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
+            let start = ContinuousClock.now
+            let answer = try await ledger.submit(user: "u1", purchase: purchase)
+            let elapsed = ContinuousClock.now - start
+            #expect(answer.status == 202)
+            #expect(elapsed < .seconds(3), "a refused connection took \(elapsed)")
+            #expect(try await ledger.count("ReceiptSubmitted") == 1)
+        }
+    }
+
+    @Test("Apple failing 30% of calls (21005, HTTP 500, time-outs) during many purchases: each ends delivered exactly once")
+    func flakyApple() async throws {
+        try await LedgerHarness.with(timeout: .milliseconds(300)) { ledger in
+            let count = 60
+            var purchases: [(String, PurchaseResult)] = []
+            for index in 0..<count {
+                let user = "user-\(index)"
+                purchases.append((user, try await ledger.orderAndBuy(user: user, product: "com.example.coins100", appleId: "apple-\(index)").purchase))
+            }
+            ledger.simulator.injectFailure(FailureRule(.status(21005), .fraction(0.1)))
+            ledger.simulator.injectFailure(FailureRule(.httpStatus(500), .fraction(0.1)))
+            ledger.simulator.injectFailure(FailureRule(.delay(milliseconds: 600), .fraction(0.1)))
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for (user, purchase) in purchases {
+                    group.addTask { try await ledger.submit(user: user, purchase: purchase).status }
+                }
+                for try await status in group { #expect(status == 200 || status == 202) }
+            }
+            ledger.simulator.clearFailures()
+            try await ledger.eventually("every purchase is delivered", within: .seconds(60)) {
+                try await ledger.count("PurchaseDelivered") == Int64(count)
+            }
+            let doubled = try await ledger.pool.withConnection {
+                try $0.query("SELECT count(*) FROM (SELECT payload->>'transaction_id' FROM events WHERE event_type = 'PurchaseDelivered' GROUP BY 1 HAVING count(*) > 1) d")[0].decode(0, as: Int64.self)
+            }
+            #expect(doubled == 0)
+        }
+    }
+}
+
+/// A loopback port that refuses connections: bound, never listening.
+struct ClosedPort {
+    let url: String
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var bound = address
+        let result = withUnsafePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw HarnessError("bind failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        // Kept bound (not listening) for the life of the process so no one else takes the port.
+        url = "http://127.0.0.1:\(UInt16(bigEndian: bound.sin_port))/verifyReceipt"
+    }
+}
