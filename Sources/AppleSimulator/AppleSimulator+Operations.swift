@@ -30,11 +30,28 @@ extension AppleSimulator {
     }
 
     /// Refunds a transaction now (`cancellation_date_ms`; `reason` 0 other, 1 app issue) and
-    /// sends REFUND.
+    /// sends REFUND (v1: REFUND, or CANCEL for an auto-renewable subscription).
     @discardableResult
     public func refund(transactionId: String, reason: Int = 0) async throws -> SimulatedTransaction {
         let outcome = try await perform { try $0.refund(transactionId, reason: reason) }
         return try outcome.transaction ?? transaction(transactionId)
+    }
+
+    /// Revokes a transaction now, as Family Sharing does when the purchaser stops sharing it:
+    /// `revocationDate` set, no `revocationReason`, `revocationType` FAMILY_REVOKE; sends REVOKE.
+    /// Revoking a subscription's current period ends the subscription.
+    @discardableResult
+    public func revoke(transactionId: String) async throws -> SimulatedTransaction {
+        let outcome = try await perform { try $0.revoke(transactionId) }
+        return try outcome.transaction ?? transaction(transactionId)
+    }
+
+    /// Plays a customer asking Apple for a refund: sends CONSUMPTION_REQUEST with
+    /// `data.consumptionRequestReason` = `reason` (Apple's values: UNINTENDED_PURCHASE,
+    /// FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, OTHER; any other is sent as given).
+    /// The transaction is unchanged; `refund` plays Apple's decision.
+    public func requestConsumption(transactionId: String, reason: String = "UNINTENDED_PURCHASE") async throws {
+        _ = try await perform { try $0.requestConsumption(transactionId, reason: reason) }
     }
 
     /// Turns auto-renew off (the user cancelled in Settings) or back on.
@@ -82,8 +99,12 @@ extension AppleSimulator {
     }
 
     /// Issues the device a fresh receipt (`SKReceiptRefreshRequest`) and returns its receipt-data.
+    ///
+    /// Like Apple's refreshed receipts, its `in_app` lists every subscription renewal so far as
+    /// well as the device's purchases; a receipt a later purchase issues lists device purchases
+    /// only again.
     public func refreshReceipt(appleId: String) throws -> String {
-        try core.withLock { _ = try $0.state.issueReceipt(for: appleId) }
+        try core.withLock { _ = try $0.state.issueReceipt(for: appleId, refreshed: true) }
         return try receiptData(of: appleId)
     }
 

@@ -13,14 +13,21 @@ import ServiceLifecycle
 /// - `POST /control/purchases {"apple_id","product_id","environment"?,"quantity"?,"app_account_token"?,"bundle_id"?}`
 ///   → 201 `{"transaction_id",...,"receipt_data","signed_transaction"}`
 /// - `GET /control/transactions/{id}`, `GET .../{id}/signed`, `POST .../{id}/finish`,
-///   `POST .../{id}/refund {"reason"?}`
+///   `POST .../{id}/refund {"reason"?}` (REFUND), `POST .../{id}/revoke` (Family Sharing
+///   revocation: REVOKE), `POST .../{id}/consumption-request {"reason"?}` → 202
+///   (CONSUMPTION_REQUEST; reason default "UNINTENDED_PURCHASE")
 /// - `GET /control/subscriptions/{original_transaction_id}`, `POST .../auto-renew {"enabled"}`,
 ///   `POST .../product {"product_id"}` (201 upgrade / 202 at next renewal), `POST .../billing {"fails"}`
-/// - `GET /control/accounts/{apple_id}/receipt`, `POST .../receipt/refresh`, `GET .../transactions`
+/// - `GET /control/accounts/{apple_id}/receipt`, `POST .../receipt/refresh` (its `in_app` lists
+///   renewals too, as Apple's refreshed receipts do), `GET .../transactions`
 /// - `GET|POST|DELETE /control/failures` (`{"status"|"http_status"|"delay_ms"|"malformed", "next"|"fraction", "endpoint"?}`),
 ///   `GET /control/stats`
 /// - `GET /control/root-certificate` (DER), `GET /control/root-certificate.pem`,
 ///   `GET /control/notifications`, `POST|GET /control/notification-sink`
+///
+/// For outage tests, `RunningAppleSimulator.refuseConnections()` closes the port (connections are
+/// refused) and `acceptConnections()` serves again on the same port; there is no route for it,
+/// since the control API is behind the same port.
 public struct AppleSimulatorServer: Sendable {
     /// Default address of `purchase-ledger apple-simulator`: loopback, next to the ledger's 8080.
     public static let defaultAddress = "127.0.0.1:8090"
@@ -67,9 +74,16 @@ public struct AppleSimulatorServer: Sendable {
     /// Starts serving in the background on `host:port` (port 0: a free one) and returns once it
     /// accepts connections. Stop it with `RunningAppleSimulator.stop()`.
     public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> RunningAppleSimulator {
-        let (ports, continuation) = AsyncStream<Int?>.makeStream()
+        let run = try await launch(host: host, port: port)
+        return RunningAppleSimulator(server: self, host: host, run: run)
+    }
+
+    /// Runs the HTTP server in the background and returns once it listens: the first start and
+    /// every `RunningAppleSimulator.acceptConnections()`.
+    func launch(host: String, port: Int) async throws -> ServerRun {
+        let (addresses, continuation) = AsyncStream<SocketAddress?>.makeStream()
         let application = application(host: host, port: port) { channel in
-            continuation.yield(channel.localAddress?.port)
+            continuation.yield(channel.localAddress)
             continuation.finish()
         }
         let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
@@ -77,13 +91,18 @@ public struct AppleSimulatorServer: Sendable {
             defer { continuation.finish() }
             try await group.run()
         }
-        var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next(), let bound else {
+        var iterator = addresses.makeAsyncIterator()
+        guard let running = await iterator.next() else {
             // The server stopped before running: surface its error (e.g. address in use).
             try await task.value
-            throw SimulatorError(.invalidRequest, "the simulator's server did not start on \(host):\(port)")
+            throw SimulatorError(.portUnavailable, "the simulator's server did not start on \(host):\(port)")
         }
-        return RunningAppleSimulator(simulator: simulator, host: host, port: bound, group: group, task: task)
+        guard let address = running, let bound = address.port else {
+            await group.triggerGracefulShutdown()
+            try? await task.value
+            throw SimulatorError(.portUnavailable, "the simulator's server on \(host):\(port) has no local address")
+        }
+        return ServerRun(group: group, task: task, address: address, port: bound)
     }
 
     /// "HOST:PORT" → its parts; the port may be 0.

@@ -38,6 +38,11 @@ enum ControlAPI {
         var reason: Int?
     }
 
+    struct ConsumptionRequest: Decodable {
+        /// Apple's `consumptionRequestReason`, e.g. "UNINTENDED_PURCHASE" (the default).
+        var reason: String?
+    }
+
     struct AutoRenewRequest: Decodable {
         var enabled: Bool
     }

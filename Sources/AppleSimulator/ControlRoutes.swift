@@ -51,6 +51,24 @@ struct ControlRoutes {
                 return try HTTPReplies.json(refunded)
             }
         }
+        control.post("transactions/:id/revoke") { _, context in
+            try await handle {
+                let revoked = try await simulator.revoke(transactionId: try context.parameters.require("id"))
+                return try HTTPReplies.json(revoked)
+            }
+        }
+        control.post("transactions/:id/consumption-request") { request, context in
+            try await handle {
+                let body = try await HTTPReplies.decodeIfPresent(ControlAPI.ConsumptionRequest.self, from: request)
+                let id = try context.parameters.require("id")
+                if let reason = body?.reason {
+                    try await simulator.requestConsumption(transactionId: id, reason: reason)
+                } else {
+                    try await simulator.requestConsumption(transactionId: id)
+                }
+                return HTTPReplies.empty(.accepted)
+            }
+        }
         registerSubscriptions(on: control)
         registerAccounts(on: control)
         registerFailures(on: control)

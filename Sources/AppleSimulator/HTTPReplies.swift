@@ -25,12 +25,21 @@ enum HTTPReplies {
 
     /// The request body decoded from snake_case JSON; a bad body is a `SimulatorError`.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        var request = request
-        let buffer = try await request.collectBody(upTo: maxBodyBytes)
+        let data = try await body(of: request)
+        return try decode(type, from: data)
+    }
+
+    /// Like `decode`, for routes whose body is optional: nil when the body is empty.
+    static func decodeIfPresent<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T? {
+        let data = try await body(of: request)
+        return try data.isEmpty ? nil : decode(type, from: data)
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         do {
-            return try decoder.decode(T.self, from: Data(buffer: buffer))
+            return try decoder.decode(T.self, from: data)
         } catch {
             throw SimulatorError(.invalidRequest, "body is not the expected JSON: \(error)")
         }

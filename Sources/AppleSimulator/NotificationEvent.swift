@@ -9,4 +9,6 @@ struct NotificationEvent: Sendable, Hashable {
     var transactionId: String
     var appleId: String
     var environment: SimulatedEnvironment
+    /// v2 `data.consumptionRequestReason` of a CONSUMPTION_REQUEST, e.g. "UNINTENDED_PURCHASE".
+    var consumptionRequestReason: String? = nil
 }

@@ -78,7 +78,8 @@ extension SimulatorState {
                     appAppleId: settings.appAppleId, bundleId: transaction.bundleId,
                     bundleVersion: settings.bundleVersion, environment: event.environment.rawValue,
                     signedTransactionInfo: try authority.sign(SignedTransactionPayload(transaction, signedDate: nowMs)),
-                    signedRenewalInfo: signedRenewal, status: subscription.map(subscriptionStatus)),
+                    signedRenewalInfo: signedRenewal, status: subscription.map(subscriptionStatus),
+                    consumptionRequestReason: event.consumptionRequestReason),
                 version: "2.0", signedDate: nowMs)
             let body = try AppleJSON.camelCase(["signedPayload": authority.sign(payload)])
             result.append(

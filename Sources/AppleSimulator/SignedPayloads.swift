@@ -19,8 +19,11 @@ struct SignedTransactionPayload: Encodable, Sendable {
     var appAccountToken: String?
     var inAppOwnershipType: String
     var signedDate: Int64
+    /// 0 other, 1 an issue in the app; nil when not refunded, and for Family Sharing revocations.
     var revocationReason: Int?
     var revocationDate: Int64?
+    /// "REFUND_FULL" or "FAMILY_REVOKE"; nil when neither refunded nor revoked.
+    var revocationType: String?
     var isUpgraded: Bool?
     /// 1 introductory offer (the free trial here); nil without an offer.
     var offerType: Int?
@@ -48,6 +51,7 @@ struct SignedTransactionPayload: Encodable, Sendable {
         self.signedDate = signedDate
         revocationReason = t.isRefunded ? t.cancellationReason : nil
         revocationDate = t.isRefunded ? t.cancellationDateMs : nil
+        revocationType = t.isRefunded ? t.revocationType : nil
         isUpgraded = t.isUpgraded ? true : nil
         offerType = t.isTrialPeriod ? 1 : nil
         environment = t.environment.rawValue
@@ -107,6 +111,9 @@ struct NotificationV2Payload: Encodable, Sendable {
         var signedRenewalInfo: String?
         /// Subscription status: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
         var status: Int?
+        /// Only on CONSUMPTION_REQUEST: why the customer asked for a refund.
+        /// See https://developer.apple.com/documentation/appstoreservernotifications/consumptionrequestreason
+        var consumptionRequestReason: String?
     }
 
     var notificationType: String

@@ -15,11 +15,15 @@ public struct SimulatedAccount: Sendable, Codable, Hashable {
 /// The content of one receipt as issued to the device, fixed at issue time like Apple's.
 ///
 /// `in_app` lists the device-made transactions present at issue time (unfinished consumables,
-/// non-consumables, subscription purchases); their refund or upgrade state is read live.
+/// non-consumables, subscription purchases), and in a refreshed receipt the renewals too; their
+/// refund or upgrade state is read live.
 struct ReceiptSnapshot: Sendable, Hashable {
     var number: Int
     var appleId: String
     var environment: SimulatedEnvironment
     var issuedMs: Int64
     var inAppTransactionIds: [String]
+    /// Fetched from Apple (`SKReceiptRefreshRequest`) rather than updated by a purchase on the
+    /// device: only such receipts list renewals in `in_app`.
+    var isRefreshed: Bool
 }

@@ -1,8 +1,10 @@
 /// A product the simulated App Store sells: what it is, what it costs, how it renews.
 ///
 /// Prices are integer milliunits (1.99 USD = 1990), as in Apple's JWS `price`.
-/// Subscription periods are whole days of simulated time; the ledger only ever reads
-/// `expires_date_ms`, so calendar months are not needed to exercise it.
+/// Subscription periods are calendar months (`periodMonths`, a year being 12) or whole days
+/// (`periodDays`), counted in UTC from the start of the run of periods as Apple does: a monthly
+/// plan bought on Jan 31 renews on Feb 29 (28), Mar 31, Apr 30. Free trials and grace periods
+/// are whole days.
 public struct SimulatedProduct: Sendable, Codable, Hashable {
     /// Apple's product types, with the raw values of the ledger's catalog (`CONTRACT.md`).
     public enum Kind: String, Sendable, Codable, Hashable {
@@ -33,8 +35,12 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
     /// Rank inside the group: 1 is the highest level of service. Moving to a lower number is an
     /// upgrade (immediate), to a higher number a downgrade (at the next renewal), as Apple does.
     public var groupLevel: Int?
-    /// Length of one paid period in days; auto-renewables (and non-renewing, for expiry) only.
+    /// Length of one paid period in days (7 for a weekly plan); used when `periodMonths` is nil.
+    /// Auto-renewables only.
     public var periodDays: Int?
+    /// Length of one paid period in calendar months (1 monthly, 12 yearly); wins over
+    /// `periodDays`. Neither set: one month. Auto-renewables only.
+    public var periodMonths: Int?
     /// Length of the free trial in days offered to an Apple ID new to the group; nil: none.
     public var trialDays: Int?
     /// Billing grace period in days after a failed renewal; nil: no grace period.
@@ -43,7 +49,7 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
     public init(
         productId: String, kind: Kind, priceMilliunits: Int64, currency: String = "USD",
         subscriptionGroup: String? = nil, groupLevel: Int? = nil, periodDays: Int? = nil,
-        trialDays: Int? = nil, gracePeriodDays: Int? = nil
+        periodMonths: Int? = nil, trialDays: Int? = nil, gracePeriodDays: Int? = nil
     ) {
         self.productId = productId
         self.kind = kind
@@ -52,6 +58,7 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         self.subscriptionGroup = subscriptionGroup
         self.groupLevel = groupLevel
         self.periodDays = periodDays
+        self.periodMonths = periodMonths
         self.trialDays = trialDays
         self.gracePeriodDays = gracePeriodDays
     }
@@ -63,9 +70,17 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         SimulatedProduct(productId: "com.example.removeads", kind: .nonConsumable, priceMilliunits: 2990),
         SimulatedProduct(
             productId: "com.example.pro.monthly", kind: .autoRenewable, priceMilliunits: 4990,
-            subscriptionGroup: "20654194", groupLevel: 2, periodDays: 30, trialDays: 7, gracePeriodDays: 16),
+            subscriptionGroup: "20654194", groupLevel: 2, periodMonths: 1, trialDays: 7, gracePeriodDays: 16),
         SimulatedProduct(
             productId: "com.example.pro.yearly", kind: .autoRenewable, priceMilliunits: 49990,
-            subscriptionGroup: "20654194", groupLevel: 1, periodDays: 365, trialDays: nil, gracePeriodDays: 16),
+            subscriptionGroup: "20654194", groupLevel: 1, periodMonths: 12, trialDays: nil, gracePeriodDays: 16),
     ]
+
+    /// The paid period renewals bill: `periodMonths`, else `periodDays`, else one month; never
+    /// shorter than one unit, so the clock always moves a renewal forward.
+    var billingPeriod: BillingPeriod {
+        if let months = periodMonths { return .months(max(months, 1)) }
+        if let days = periodDays { return .days(max(days, 1)) }
+        return .months(1)
+    }
 }

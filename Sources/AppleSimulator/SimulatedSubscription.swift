@@ -12,8 +12,16 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     public var autoRenewProductId: String
     public var autoRenewEnabled: Bool
     public var latestTransactionId: String
-    /// End of the latest paid period.
+    /// End of the latest paid period (or of the free trial).
     public var expiresDateMs: Int64
+    /// Start of the run of periods the renewal dates count from: the end of the free trial, or
+    /// the purchase, upgrade, re-subscription or billing recovery that began the run. Counting
+    /// from it, not from the last renewal, keeps a monthly plan bought on Jan 31 on the 31st
+    /// after renewing on Feb 29.
+    public var periodAnchorMs: Int64
+    /// Paid periods since `periodAnchorMs`, the current one included (0 during a free trial):
+    /// `expiresDateMs` is this many periods after the anchor.
+    public var periodsSinceAnchor: Int
     /// When set, renewals fail (card declined) until cleared.
     public var billingFails: Bool
     /// Start of the billing retry period; nil when not retrying.
@@ -24,7 +32,7 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     public var gracePeriodExpiryNotified: Bool = false
     /// Apple's `expiration_intent`: 1 customer cancelled, 2 billing error; nil while active.
     public var expirationIntent: Int?
-    /// True once refunded: no more renewals.
+    /// True once its current period was refunded or revoked: no more renewals.
     public var isRevoked: Bool
     /// True once the subscription lapsed for good (auto-renew off, retry ended, or revoked).
     public var hasEnded: Bool

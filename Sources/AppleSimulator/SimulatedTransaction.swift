@@ -3,7 +3,7 @@ import Foundation
 /// One App Store transaction as the simulator keeps it: a purchase, a renewal or an upgrade.
 ///
 /// Times are milliseconds since 1970 (UTC) on the simulated clock. Ids are numeric strings as
-/// Apple's are. The record is mutated only by refunds, upgrades and `finish`.
+/// Apple's are. The record is mutated only by refunds, revocations, upgrades and `finish`.
 public struct SimulatedTransaction: Sendable, Codable, Hashable {
     public var transactionId: String
     /// Stable across renewals, upgrades and re-subscriptions within one subscription group.
@@ -24,9 +24,11 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     public var isInIntroOfferPeriod: Bool
     /// Set on the old transaction when its plan was upgraded within the group.
     public var isUpgraded: Bool
-    /// Refund or upgrade time (`cancellation_date_ms`); JWS `revocationDate` for refunds.
+    /// Refund, revocation or upgrade time (`cancellation_date_ms`); JWS `revocationDate` for
+    /// refunds and revocations.
     public var cancellationDateMs: Int64?
-    /// `cancellation_reason`: 0 other, 1 an issue in the app. Nil for upgrades.
+    /// `cancellation_reason`: 0 other, 1 an issue in the app. Nil for upgrades and Family
+    /// Sharing revocations.
     public var cancellationReason: Int?
     /// True once the app called `finishTransaction`; finished consumables leave new receipts.
     public var isFinished: Bool
@@ -39,7 +41,11 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     public var currency: String
     /// "PURCHASE" or "RENEWAL", as JWS `transactionReason`.
     public var transactionReason: String
+    /// JWS `revocationType`: "REFUND_FULL" once refunded, "FAMILY_REVOKE" once revoked through
+    /// Family Sharing; nil otherwise.
+    /// See https://developer.apple.com/documentation/appstoreserverapi/revocationtype
+    public var revocationType: String?
 
-    /// True when the transaction was refunded (not merely upgraded).
+    /// True when the transaction was refunded or revoked (not merely upgraded).
     public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }
 }

@@ -14,6 +14,8 @@ public struct SimulatorError: Error, Sendable, Hashable, CustomStringConvertible
         public static let alreadyOwned = Code(rawValue: "already_owned")
         public static let alreadySubscribed = Code(rawValue: "already_subscribed")
         public static let invalidRequest = Code(rawValue: "invalid_request")
+        /// The server could not take or keep its port (e.g. another socket holds it).
+        public static let portUnavailable = Code(rawValue: "port_unavailable")
     }
 
     public var code: Code

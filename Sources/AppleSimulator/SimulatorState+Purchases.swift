@@ -61,7 +61,7 @@ extension SimulatorState {
         let group = product.subscriptionGroup ?? product.productId
         transaction.subscriptionGroup = group
         transaction.webOrderLineItemId = newWebOrderLineItemId()
-        let periodMs = Int64(max(product.periodDays ?? 30, 1)) * Self.dayMs
+        let firstPeriodEnd = product.billingPeriod.end(after: 1, from: nowMs)
 
         if let existing = subscriptions(of: transaction.appleId).first(where: { $0.subscriptionGroup == group }) {
             guard !existing.isActive(at: nowMs) || existing.hasEnded else {
@@ -69,17 +69,20 @@ extension SimulatorState {
                     .alreadySubscribed,
                     "\(transaction.appleId) is subscribed in group \(group); change the product instead")
             }
-            // Re-subscription: Apple keeps the group's original transaction id; no new trial.
+            // Re-subscription: Apple keeps the group's original transaction id; no new trial,
+            // and the renewal dates count from today.
             transaction.originalTransactionId = existing.originalTransactionId
             transaction.originalPurchaseDateMs =
                 transactions[existing.originalTransactionId]?.purchaseDateMs ?? nowMs
-            transaction.expiresDateMs = nowMs + periodMs
+            transaction.expiresDateMs = firstPeriodEnd
             var revived = existing
             revived.productId = product.productId
             revived.autoRenewProductId = product.productId
             revived.autoRenewEnabled = true
             revived.latestTransactionId = transaction.transactionId
-            revived.expiresDateMs = nowMs + periodMs
+            revived.expiresDateMs = firstPeriodEnd
+            revived.periodAnchorMs = nowMs
+            revived.periodsSinceAnchor = 1
             revived.leaveBillingRetry()
             revived.expirationIntent = nil
             revived.isRevoked = false
@@ -88,12 +91,16 @@ extension SimulatorState {
             return [event("INTERACTIVE_RENEWAL", "SUBSCRIBED", "RESUBSCRIBE", transaction)]
         }
 
+        // Paid periods count from the end of the free trial, or from now without one.
+        let anchorMs: Int64
         if let trialDays = product.trialDays, trialDays > 0 {
             transaction.isTrialPeriod = true
             transaction.priceMilliunits = 0
-            transaction.expiresDateMs = nowMs + Int64(trialDays) * Self.dayMs
+            anchorMs = nowMs + Int64(trialDays) * Self.dayMs
+            transaction.expiresDateMs = anchorMs
         } else {
-            transaction.expiresDateMs = nowMs + periodMs
+            transaction.expiresDateMs = firstPeriodEnd
+            anchorMs = nowMs
         }
         subscriptionIdsByAppleId[transaction.appleId, default: []].append(transaction.originalTransactionId)
         subscriptions[transaction.originalTransactionId] = SimulatedSubscription(
@@ -101,37 +108,15 @@ extension SimulatorState {
             environment: transaction.environment, subscriptionGroup: group, productId: product.productId,
             autoRenewProductId: product.productId, autoRenewEnabled: true,
             latestTransactionId: transaction.transactionId, expiresDateMs: transaction.expiresDateMs ?? nowMs,
+            periodAnchorMs: anchorMs, periodsSinceAnchor: transaction.isTrialPeriod ? 0 : 1,
             billingFails: false, billingRetrySinceMs: nil, gracePeriodExpiresDateMs: nil,
             gracePeriodExpiryNotified: false, expirationIntent: nil,
             isRevoked: false, hasEnded: false)
         return [event("INITIAL_BUY", "SUBSCRIBED", "INITIAL_BUY", transaction)]
     }
 
-    /// Refunds a transaction at the simulated now (`cancellation_date_ms`, `cancellation_reason`
-    /// 0 other / 1 app issue). Refunding a subscription's current period ends the subscription.
-    mutating func refund(_ transactionId: String, reason: Int) throws -> PurchaseOutcome {
-        var transaction = try self.transaction(transactionId)
-        guard transaction.cancellationDateMs == nil else {
-            throw SimulatorError(.invalidRequest, "transaction \(transactionId) is already cancelled")
-        }
-        guard reason == 0 || reason == 1 else {
-            throw SimulatorError(.invalidRequest, "cancellation_reason is 0 (other) or 1 (app issue)")
-        }
-        transaction.cancellationDateMs = nowMs
-        transaction.cancellationReason = reason
-        transactions[transactionId] = transaction
-        if var subscription = subscriptions[transaction.originalTransactionId],
-            subscription.latestTransactionId == transactionId
-        {
-            subscription.isRevoked = true
-            subscription.hasEnded = true
-            subscription.autoRenewEnabled = false
-            subscription.leaveBillingRetry()
-            subscriptions[subscription.originalTransactionId] = subscription
-        }
-        return PurchaseOutcome(transaction: transaction, receiptNumber: nil, events: [event("REFUND", "REFUND", nil, transaction)])
-    }
-
+    /// What Apple tells the app's server about `transaction`: v1 `notification_type` (nil when
+    /// v1 had none), v2 `notificationType` and `subtype`.
     func event(_ v1: String?, _ v2: String, _ subtype: String?, _ transaction: SimulatedTransaction) -> NotificationEvent {
         NotificationEvent(
             v1Type: v1, v2Type: v2, v2Subtype: subtype, transactionId: transaction.transactionId,

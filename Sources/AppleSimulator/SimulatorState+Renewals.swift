@@ -33,13 +33,17 @@ extension SimulatorState {
         latest.cancellationDateMs = nowMs
         transactions[latest.transactionId] = latest
 
+        // An upgrade starts a new run of periods today, as Apple's upgrades do.
         let upgrade = makePeriod(
-            of: subscription, product: target, startingAt: nowMs, reason: "PURCHASE", onDevice: true)
+            of: subscription, product: target, startingAt: nowMs,
+            expiringAt: target.billingPeriod.end(after: 1, from: nowMs), reason: "PURCHASE", onDevice: true)
         record(upgrade)
         subscription.productId = productId
         subscription.autoRenewProductId = productId
         subscription.latestTransactionId = upgrade.transactionId
         subscription.expiresDateMs = upgrade.expiresDateMs ?? nowMs
+        subscription.periodAnchorMs = nowMs
+        subscription.periodsSinceAnchor = 1
         subscriptions[originalTransactionId] = subscription
         let receipt = try issueReceipt(for: subscription.appleId)
         return PurchaseOutcome(
@@ -66,7 +70,8 @@ extension SimulatorState {
     }
 
     /// Makes the Apple ID's payment method fail (or work again). Clearing it during billing
-    /// retry recovers the subscription at once: a new period starts now.
+    /// retry recovers the subscription at once: a new period starts now, and the renewal date
+    /// moves to the recovery date, as Apple's does.
     mutating func setBillingFails(_ originalTransactionId: String, fails: Bool) throws -> PurchaseOutcome {
         var subscription = try self.subscription(originalTransactionId)
         subscription.billingFails = fails
@@ -74,7 +79,7 @@ extension SimulatorState {
         guard !fails, subscription.billingRetrySinceMs != nil, !subscription.hasEnded else {
             return PurchaseOutcome(transaction: nil, receiptNumber: nil, events: [])
         }
-        let renewal = try renew(originalTransactionId, at: nowMs)
+        let renewal = try renew(originalTransactionId, at: nowMs, restartingPeriods: true)
         return PurchaseOutcome(
             transaction: renewal, receiptNumber: nil,
             events: [event("DID_RECOVER", "DID_RENEW", "BILLING_RECOVERY", renewal)])
@@ -142,19 +147,34 @@ extension SimulatorState {
             let subtype = grace == nil ? nil : "GRACE_PERIOD"
             return [event("DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", subtype, latest)]
         }
-        let renewal = try renew(originalTransactionId, at: subscription.expiresDateMs)
+        let renewal = try renew(originalTransactionId, at: subscription.expiresDateMs, restartingPeriods: false)
         return [event("DID_RENEW", "DID_RENEW", nil, renewal)]
     }
 
     /// Bills the next period of the auto-renew product, starting at `startMs`.
-    private mutating func renew(_ originalTransactionId: String, at startMs: Int64) throws -> SimulatedTransaction {
+    ///
+    /// The period continues the current run (same anchor, one period more) unless
+    /// `restartingPeriods` or the new product's period differs (a downgrade from yearly to
+    /// monthly): then a new run starts at `startMs`.
+    private mutating func renew(
+        _ originalTransactionId: String, at startMs: Int64, restartingPeriods: Bool
+    ) throws -> SimulatedTransaction {
         var subscription = try self.subscription(originalTransactionId)
         let product = try self.product(subscription.autoRenewProductId)
-        let renewal = makePeriod(of: subscription, product: product, startingAt: startMs, reason: "RENEWAL", onDevice: false)
+        let continues = !restartingPeriods && products[subscription.productId]?.billingPeriod == product.billingPeriod
+        if !continues {
+            subscription.periodAnchorMs = startMs
+            subscription.periodsSinceAnchor = 0
+        }
+        subscription.periodsSinceAnchor += 1
+        let expiresMs = product.billingPeriod.end(after: subscription.periodsSinceAnchor, from: subscription.periodAnchorMs)
+        let renewal = makePeriod(
+            of: subscription, product: product, startingAt: startMs, expiringAt: expiresMs, reason: "RENEWAL",
+            onDevice: false)
         record(renewal)
         subscription.productId = product.productId
         subscription.latestTransactionId = renewal.transactionId
-        subscription.expiresDateMs = renewal.expiresDateMs ?? startMs
+        subscription.expiresDateMs = expiresMs
         subscription.leaveBillingRetry()
         subscription.expirationIntent = nil
         subscriptions[originalTransactionId] = subscription
@@ -165,17 +185,16 @@ extension SimulatorState {
     /// same original transaction id.
     private mutating func makePeriod(
         of subscription: SimulatedSubscription, product: SimulatedProduct, startingAt startMs: Int64,
-        reason: String, onDevice: Bool
+        expiringAt expiresMs: Int64, reason: String, onDevice: Bool
     ) -> SimulatedTransaction {
         let original = transactions[subscription.originalTransactionId]
-        let periodMs = Int64(max(product.periodDays ?? 30, 1)) * Self.dayMs
         return SimulatedTransaction(
             transactionId: newTransactionId(subscription.environment),
             originalTransactionId: subscription.originalTransactionId,
             webOrderLineItemId: newWebOrderLineItemId(), appleId: subscription.appleId,
             environment: subscription.environment, bundleId: original?.bundleId ?? defaultBundleId,
             productId: product.productId, kind: .autoRenewable, quantity: 1, purchaseDateMs: startMs,
-            originalPurchaseDateMs: original?.purchaseDateMs ?? startMs, expiresDateMs: startMs + periodMs,
+            originalPurchaseDateMs: original?.purchaseDateMs ?? startMs, expiresDateMs: expiresMs,
             isTrialPeriod: false, isInIntroOfferPeriod: false, isUpgraded: false, cancellationDateMs: nil,
             cancellationReason: nil, isFinished: false, isDevicePurchase: onDevice,
             appAccountToken: original?.appAccountToken, subscriptionGroup: subscription.subscriptionGroup,

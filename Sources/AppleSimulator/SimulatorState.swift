@@ -95,20 +95,23 @@ struct SimulatorState: Sendable {
 
     /// Issues the receipt the device now holds: the device-made transactions still in it
     /// (finished consumables drop out, as on a device).
+    ///
+    /// - Parameter refreshed: a receipt fetched from Apple (`SKReceiptRefreshRequest`) rather
+    ///   than updated by a purchase; Apple's list every renewal in `in_app` as well.
     @discardableResult
-    mutating func issueReceipt(for appleId: String) throws -> Int {
+    mutating func issueReceipt(for appleId: String, refreshed: Bool = false) throws -> Int {
         guard var account = accounts[appleId] else {
             throw SimulatorError(.unknownAccount, "no Apple ID \(appleId)")
         }
         let inApp = account.transactionIds.filter { id in
-            guard let t = transactions[id], t.isDevicePurchase else { return false }
+            guard let t = transactions[id], t.isDevicePurchase || refreshed else { return false }
             return !(t.kind == .consumable && t.isFinished)
         }
         let number = nextReceiptNumber
         nextReceiptNumber += 1
         receipts[number] = ReceiptSnapshot(
             number: number, appleId: appleId, environment: account.environment, issuedMs: nowMs,
-            inAppTransactionIds: inApp)
+            inAppTransactionIds: inApp, isRefreshed: refreshed)
         account.latestReceiptNumber = number
         accounts[appleId] = account
         return number

@@ -20,6 +20,7 @@ struct ControlAPITests {
             #expect(try await RawHTTP.get(subscription).json?["billing_retry_since_ms"] != nil)
             let recovered = try await RawHTTP.post("\(subscription)/billing", json: ["fails": false])
             #expect(recovered.json?["billing_retry_since_ms"] == nil)
+            let recovery = try #require(recovered.json?["latest_transaction_id"] as? String)
 
             let upgrade = try await RawHTTP.post("\(subscription)/product", json: ["product_id": "com.example.pro.yearly"])
             #expect(upgrade.status == 201)
@@ -45,7 +46,8 @@ struct ControlAPITests {
                 try await RawHTTP.post("\(control)/accounts/h/receipt/refresh", body: Data()).json?["receipt_data"] as? String)
             let verified = try await RawHTTP.verify(running.sandboxURL, receipt: receipt).json
             let inApp = ((verified?["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]]) ?? []
-            #expect(inApp.map { $0["transaction_id"] as? String } == [original, upgradeId])
+            // A refreshed receipt lists renewals (here the billing recovery) in in_app too.
+            #expect(inApp.map { $0["transaction_id"] as? String } == [original, recovery, upgradeId])
             let history = try await RawHTTP.get("\(control)/accounts/h/transactions")
             #expect((try JSONSerialization.jsonObject(with: history.body) as? [Any])?.count == 4)
             #expect(try await RawHTTP.get("\(control)/subscriptions/nope").status == 404)

@@ -17,8 +17,9 @@ struct NotificationTests {
 
             let sent = simulator.sentNotifications
             #expect(sent.allSatisfy { $0.responseStatus == 200 })
+            // v1 announced a refunded subscription as CANCEL; v2 says REFUND for every type.
             #expect(sent.filter { $0.version == .v1 }.map(\.notificationType)
-                == ["INITIAL_BUY", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "REFUND"])
+                == ["INITIAL_BUY", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "CANCEL"])
             let v2 = sent.filter { $0.version == .v2 }
             #expect(v2.map(\.notificationType) == ["SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "REFUND"])
             #expect(v2.map(\.subtype) == ["INITIAL_BUY", nil, "AUTO_RENEW_DISABLED", nil])
@@ -31,7 +32,8 @@ struct NotificationTests {
 
             let v1Refund = try #require(
                 try JSONSerialization.jsonObject(with: Data(sent[6].body.utf8)) as? [String: Any])
-            #expect(v1Refund["notification_type"] as? String == "REFUND")
+            #expect(v1Refund["notification_type"] as? String == "CANCEL")
+            #expect(v1Refund["cancellation_date_ms"] as? String == String(SimulatorHarness.startMs + 8 * SimulatorHarness.dayMs))
             #expect(v1Refund["environment"] as? String == "Sandbox")
             #expect(v1Refund["bid"] as? String == "com.example.app")
             let unified = try #require(v1Refund["unified_receipt"] as? [String: Any])

@@ -27,6 +27,37 @@ struct ReceiptContentTests {
         }
     }
 
+    @Test("a refreshed receipt lists renewals in in_app; the purchase's receipt does not")
+    func refreshedReceipt() async throws {
+        try await SimulatorHarness.withServer { running in
+            let simulator = running.simulator
+            let purchase = try await simulator.purchase(appleId: "r", productId: "com.example.pro.monthly")
+            try await simulator.advance(days: 40)  // the trial, then renewals on days 7 and 38
+            let all = simulator.transactions(of: "r").map(\.transactionId)
+            #expect(all.count == 3)
+            let refreshed = try #require(
+                try await RawHTTP.post("\(running.baseURL)/control/accounts/r/receipt/refresh", body: Data())
+                    .json?["receipt_data"] as? String)
+            #expect(refreshed != purchase.receiptData)
+
+            let new = try await RawHTTP.verify(running.sandboxURL, receipt: refreshed).json
+            #expect(new?["status"] as? Int == 0)
+            #expect(items(new, "in_app").compactMap { $0["transaction_id"] as? String } == all)
+            #expect(items(new, "in_app").dropFirst().allSatisfy { $0["web_order_line_item_id"] != nil })
+            let old = try await RawHTTP.verify(running.sandboxURL, receipt: purchase.receiptData).json
+            #expect(items(old, "in_app").map { $0["transaction_id"] as? String } == [purchase.transactionId])
+            // Both answers carry the same live history and point at the refreshed receipt.
+            #expect(Set(items(old, "latest_receipt_info").compactMap { $0["transaction_id"] as? String }) == Set(all))
+            #expect(old?["latest_receipt"] as? String == refreshed)
+
+            // A later purchase on the device updates the receipt with device purchases only.
+            let coins = try await simulator.purchase(appleId: "r", productId: "com.example.coins100")
+            let afterPurchase = try await RawHTTP.verify(running.sandboxURL, receipt: coins.receiptData).json
+            #expect(items(afterPurchase, "in_app").map { $0["transaction_id"] as? String }
+                == [purchase.transactionId, coins.transactionId])
+        }
+    }
+
     @Test("a subscription renewed twice, upgraded and refunded reads exactly as simulated")
     func subscriptionHistory() async throws {
         try await SimulatorHarness.withServer { running in
@@ -37,7 +68,7 @@ struct ReceiptContentTests {
             let history = Array(scenario.transactions.prefix(3))
             #expect(scenario.first.transaction.isTrialPeriod)
             #expect(scenario.first.transaction.expiresDateMs == start + 7 * day)
-            #expect(history.map(\.purchaseDateMs) == [start, start + 7 * day, start + 37 * day])
+            #expect(history.map(\.purchaseDateMs) == [start, start + 7 * day, start + 38 * day])
             #expect(Set(scenario.transactions.map(\.originalTransactionId)) == [original])
             #expect(Set(scenario.transactions.compactMap(\.webOrderLineItemId)).count == 4)
             #expect(upgrade.transaction.purchaseDateMs == start + 40 * day)

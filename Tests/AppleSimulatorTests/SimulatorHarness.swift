@@ -122,7 +122,8 @@ enum RawHTTP {
 }
 
 /// The scenario issue 3 names: a monthly subscription with a 7-day trial, renewed twice (days 7
-/// and 37), upgraded to yearly on day 40, that upgrade refunded on day 42.
+/// and 38: Jan 8 and Feb 8, 2025, one calendar month apart), upgraded to yearly on day 40, that
+/// upgrade refunded on day 42.
 enum Scenario {
     struct RenewedUpgradedRefunded {
         var first: PurchaseResult

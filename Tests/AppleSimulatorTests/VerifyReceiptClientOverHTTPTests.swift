@@ -30,7 +30,7 @@ struct VerifyReceiptClientOverHTTPTests {
             let simulator = running.simulator
             let purchase = try await simulator.purchase(
                 appleId: "b", productId: "com.example.pro.monthly", environment: .production)
-            try await simulator.advance(days: 40)  // the trial, then renewals on days 7 and 37
+            try await simulator.advance(days: 40)  // the trial, then renewals on days 7 and 38
             let client = SimulatorHarness.client(running, secret: "s3cret")
             let all = try await client.verify(receiptData: purchase.receiptData)
             let latest = try await client.verify(receiptData: purchase.receiptData, excludeOldTransactions: true)

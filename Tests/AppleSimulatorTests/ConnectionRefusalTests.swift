@@ -1,0 +1,94 @@
+import AppStore
+import AppleSimulator
+import AsyncHTTPClient
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An outage of Apple's servers: the simulator refuses connections on its port, then accepts them
+/// again on the same port with its state intact.
+@Suite("the simulator refuses connections for outage tests")
+struct ConnectionRefusalTests {
+    /// `errno` of a plain TCP connect to 127.0.0.1:`port`; 0 when it connected.
+    static func connectErrno(port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        return result == 0 ? 0 : errno
+    }
+
+    @Test("refused, a connection fails at once; accepted again, the same port answers as before")
+    func refuseThenAccept() async throws {
+        try await SimulatorHarness.withServer { running in
+            let receipt = try await VerifyReceiptClientOverHTTPTests.productionReceipt(running.simulator)
+            #expect(try await SimulatorHarness.client(running).verify(receiptData: receipt).verdict == .valid)
+
+            try await running.refuseConnections()
+            try await running.refuseConnections()  // already refusing: nothing to do
+            #expect(Self.connectErrno(port: running.port) == ECONNREFUSED)
+
+            // The verifyReceipt client over a pool that does not retry refused connections (the
+            // shared client would retry until its time-out): a connection failure, at once.
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.retryConnectionEstablishment = false
+            let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            do {
+                let client = VerifyReceiptClient(
+                    configuration: VerifyReceiptConfiguration(
+                        productionURL: running.productionURL, sandboxURL: running.sandboxURL, timeout: .seconds(5)),
+                    transport: HTTPVerifyReceiptTransport(httpClient: httpClient))
+                let clock = ContinuousClock()
+                let began = clock.now
+                let refused = try await client.verify(receiptData: receipt)
+                #expect(clock.now - began < .seconds(2))
+                #expect(refused.verdict.kind == .retryLater)
+                #expect(refused.verdict.error?.code == .connectionFailed)
+                #expect(refused.attempts.count == 1)
+                #expect(refused.attempts.first?.httpStatus == nil)
+
+                // Meanwhile the simulator itself goes on: the clock and purchases work in-process.
+                try await running.simulator.advance(days: 1)
+                let later = try await running.simulator.purchase(
+                    appleId: "after", productId: "com.example.removeads", environment: .production)
+
+                try await running.acceptConnections()
+                try await running.acceptConnections()  // already accepting: nothing to do
+                #expect(Self.connectErrno(port: running.port) == 0)
+                let answered = try await client.verify(receiptData: later.receiptData)
+                #expect(answered.verdict == .valid)
+                #expect(answered.response?.receipt?.inApp.map(\.transactionID) == [later.transactionId])
+                #expect(try await SimulatorHarness.client(running).verify(receiptData: receipt).verdict == .valid)
+                #expect(running.simulator.verifyReceiptCalls == [.production: 3])
+            } catch {
+                try? await httpClient.shutdown()
+                throw error
+            }
+            try await httpClient.shutdown()
+        }
+    }
+
+    @Test("a simulator stopped while refusing frees its port and cannot serve again")
+    func stopWhileRefusing() async throws {
+        let simulator = try AppleSimulator(configuration: SimulatorHarness.configuration())
+        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: 0)
+        try await running.refuseConnections()
+        try await running.stop()
+        try await running.stop()  // stopping twice is harmless
+        await #expect(throws: SimulatorError.self) { try await running.acceptConnections() }
+        await #expect(throws: SimulatorError.self) { try await running.refuseConnections() }
+    }
+}
