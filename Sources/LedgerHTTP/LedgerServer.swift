@@ -95,7 +95,7 @@ public struct LedgerServer: Sendable {
             verifyReceipt: VerifyReceiptClient(
                 configuration: configuration.verifyReceipt, transport: HTTPVerifyReceiptTransport(httpClient: httpClient), logger: logger),
             signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
-            logger: logger,
+            logger: logger, clock: configuration.clock ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })

@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     /// Act as `ledger_app` (INSERT and SELECT only on the log); off only for tests that
     /// deliberately use a schema-less superuser setup.
     public var actAsApplicationRole: Bool = true
+    /// The ledger's "now" in milliseconds since 1970 (subscription status, order times); nil:
+    /// the wall clock. Tests set the simulator's clock, so Apple's dates and ours agree.
+    public var clock: (@Sendable () -> Int64)?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,

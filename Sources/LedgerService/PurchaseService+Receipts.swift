@@ -100,7 +100,7 @@ extension PurchaseService {
             let pending = VerificationPending(
                 submissionId: submission.submissionId, reason: cause.description, attempt: attempt,
                 retryAfterSeconds: configuration.retry.clientRetryAfterSeconds,
-                nextAttemptAtMs: clock() + Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))
+                nextAttemptAtMs: PurchaseService.wallClockMs() + Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))
             return try await close(submission, at: submissionVersion, with: responded + [.verificationPending(pending)], metadata: metadata)
         }
     }

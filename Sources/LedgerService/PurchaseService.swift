@@ -37,6 +37,9 @@ public final class PurchaseService: Sendable {
         self.onAppleAttempt = onAppleAttempt
     }
 
+    /// Milliseconds since 1970 on this machine's clock.
+    static func wallClockMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+
     // MARK: - Orders
 
     /// Records a new order for `productId`; the app passes its `appAccountToken` to StoreKit.

@@ -43,7 +43,8 @@ public final class RetryWorker: Sendable {
     /// Retries every pending submission that is due; returns how many were retried.
     @discardableResult
     public func runOnce() async throws -> Int {
-        let now = service.clock()
+        // Retries are scheduled on the wall clock: the business clock may be a simulated one.
+        let now = PurchaseService.wallClockMs()
         let due = try await pending().filter { $0.pending.nextAttemptAtMs <= now }
         var retried = 0
         for item in due {

@@ -58,6 +58,8 @@ struct LedgerHarness: Sendable {
                 rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
                 poolSize: 8, workerPollInterval: .milliseconds(20))
             configuration.catalogFile = nil
+            let simulator = apple.simulator
+            configuration.clock = { simulator.nowMilliseconds }
             let server: RunningLedgerServer
             do {
                 server = try await LedgerServer(configuration: configuration, logger: logger).start()
@@ -65,6 +67,7 @@ struct LedgerHarness: Sendable {
                 try? await apple.stop()
                 throw error
             }
+            apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
             let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
             do {
                 _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
