@@ -68,8 +68,12 @@ public enum MatchReason: String, Sendable, Hashable, Codable {
     case accountSwitched = "account_switched"
     /// No open order fits: delivered to the submitting user without an order.
     case noOrder = "no_order"
-    /// A non-consumable or subscription the same user already owns, bought again or restored.
+    /// A non-consumable or subscription the same user already owns, bought again or restored:
+    /// it grants no units again.
     case restore = "restore"
+    /// Restored by another user under `LEDGER_TRANSFER_POLICY=transfer`: ownership moved to
+    /// them (`OwnershipTransferred`); grants no units.
+    case transferred = "transferred"
 }
 
 /// A renewal of a subscription was seen in Apple's answers: a new `transaction_id` for a known

@@ -48,6 +48,22 @@ public enum TransactionRecord: Sendable, Hashable {
         case .renewal(let r): r.userId
         }
     }
+
+    public var renewal: SubscriptionRenewalSeen? {
+        if case .renewal(let r) = self { return r }
+        return nil
+    }
+
+    /// As the API shows a delivery (a renewal is delivered to the subscription's holder).
+    public var delivery: Delivery {
+        switch self {
+        case .delivered(let d): Delivery(d)
+        case .renewal(let r):
+            Delivery(
+                transactionId: r.transactionId, originalTransactionId: r.originalTransactionId, productId: r.productId,
+                orderId: nil, userId: r.userId, quantity: 1, environment: r.environment)
+        }
+    }
 }
 
 /// Who holds an owned product now, and the version of its ownership stream (for the next

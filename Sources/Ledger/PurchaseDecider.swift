@@ -62,6 +62,8 @@ struct Work {
     /// Deliveries of this decision and before, by transaction id.
     var deliveries: [String: PurchaseDelivered] = [:]
     var usedOrders: Set<String> = []
+    /// Renewals recorded by this decision, by transaction id.
+    var renewals: [String: SubscriptionRenewalSeen] = [:]
 
     init(submission: Submission, evidence: Evidence, context: PurchaseContext) {
         self.submission = submission
@@ -86,36 +88,39 @@ struct Work {
         }
         let owner = owners[entry.originalTransactionId]
         if let previous = context.transactions[entry.transactionId] {
-            if previous.userId == user {
-                if case .delivered(let d) = previous { already.append(Delivery(d)) }
+            if previous.userId == user || owner?.userId == user {
+                // Delivered to this user before (or transferred to them since): it stands.
+                already.append(previous.delivery)
                 return nil
             }
             guard product.kind.isOwned else {
                 return (.ownedByAnotherUser, "transaction \(entry.transactionId) was delivered to another user")
             }
-            if let owner, owner.userId == user {
-                // Transferred to this user before: the delivery stands, the user holds it.
-                if case .delivered(let d) = previous { already.append(Delivery(d)) }
-                return nil
+            if entry.isRefunded {
+                return (.receiptInvalid, "Apple refunded or revoked transaction \(entry.transactionId)")
             }
-            return transfer(entry, product: product, from: owner)
-        }
-        if product.kind.isOwned, let owner, owner.userId != user {
-            return transfer(entry, product: product, from: owner)
+            return transfer(entry, product: product, from: owner, claimTransaction: false)
         }
         if entry.isRefunded {
             return (.receiptInvalid, "Apple refunded or revoked transaction \(entry.transactionId)")
         }
+        if product.kind.isOwned, let owner, owner.userId != user {
+            // Restoring on this user's device what another user holds (a new transaction id of
+            // the same original). Transferred or refused per the policy, with or without an order.
+            return transfer(entry, product: product, from: owner, claimTransaction: true)
+        }
         let (order, reason) = matchOrder(entry, product: product)
         if requireOrder && order == nil { return nil }
         var match = reason
-        if product.kind.isOwned, owner?.userId == user, order == nil { match = .restore }
+        // The user already holds it: a restore or a repurchase grants no units again.
+        let restoring = product.kind.isOwned && owner?.userId == user
+        if restoring, order == nil { match = .restore }
         let delivery = PurchaseDelivered(
             transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
             kind: product.kind, quantity: entry.quantity, userId: user, orderId: order?.orderId, environment: evidence.environment,
             purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
             currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
-            isTrial: entry.isTrial, grants: product.grants.mapValues { $0 * entry.quantity },
+            isTrial: entry.isTrial, grants: restoring ? [:] : product.grants.mapValues { $0 * entry.quantity },
             submissionId: submission.submissionId, match: match)
         appends.append(LedgerAppend(stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseDelivered(delivery)]))
         if let order {
@@ -138,11 +143,23 @@ struct Work {
     }
 
     /// Another user holds what this user submitted: refuse, or move it, per the policy.
-    private mutating func transfer(_ entry: EvidenceEntry, product: Product, from owner: Ownership?) -> (RejectionCode, String)? {
+    /// With `claimTransaction`, the transaction is new to the ledger and is recorded as
+    /// delivered to the new owner (granting nothing again), so it is never delivered twice.
+    private mutating func transfer(_ entry: EvidenceEntry, product: Product, from owner: Ownership?, claimTransaction: Bool) -> (RejectionCode, String)? {
         guard context.transferPolicy == .transfer, let owner else {
             return (.ownedByAnotherUser, "\(product.productId) (original transaction \(entry.originalTransactionId)) belongs to another user")
         }
         let user = submission.userId
+        if claimTransaction {
+            let delivery = PurchaseDelivered(
+                transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
+                kind: product.kind, quantity: entry.quantity, userId: user, orderId: nil, environment: evidence.environment,
+                purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
+                currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
+                isTrial: entry.isTrial, grants: [:], submissionId: submission.submissionId, match: .transferred)
+            appends.append(LedgerAppend(stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseDelivered(delivery)]))
+            deliveries[entry.transactionId] = delivery
+        }
         appends.append(LedgerAppend(
             stream: Streams.ownership(entry.originalTransactionId), expectation: .exactly(owner.streamVersion),
             events: [.ownershipTransferred(OwnershipTransferred(
@@ -193,13 +210,13 @@ struct Work {
             let id = entry.transactionId
             if product.kind == .autoRenewable, deliveries[id] == nil, context.transactions[id] == nil,
                id != entry.originalTransactionId, let owner = owners[entry.originalTransactionId] {
-                appends.append(LedgerAppend(
-                    stream: Streams.transaction(id), expectation: .noStream,
-                    events: [.subscriptionRenewalSeen(SubscriptionRenewalSeen(
-                        transactionId: id, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
-                        userId: owner.userId, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
-                        expiresDateMs: entry.expiresDateMs, isTrial: entry.isTrial, priceMilliunits: entry.priceMilliunits,
-                        currency: entry.currency, source: source))]))
+                let renewal = SubscriptionRenewalSeen(
+                    transactionId: id, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
+                    userId: owner.userId, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
+                    expiresDateMs: entry.expiresDateMs, isTrial: entry.isTrial, priceMilliunits: entry.priceMilliunits,
+                    currency: entry.currency, source: source)
+                renewals[id] = renewal
+                appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [.subscriptionRenewalSeen(renewal)]))
             }
             if entry.isRefunded, !context.refunded.contains(id), let refund = refund(of: entry, product: product, source: source) {
                 appends.append(LedgerAppend(stream: Streams.refund(id), expectation: .noStream, events: [.purchaseRefunded(refund)]))
@@ -227,7 +244,7 @@ struct Work {
             user = delivery.userId
             grants = delivery.grants
             quantity = delivery.quantity
-        } else if case .renewal(let renewal) = context.transactions[entry.transactionId] {
+        } else if let renewal = renewals[entry.transactionId] ?? context.transactions[entry.transactionId]?.renewal {
             user = renewal.userId
             grants = [:]
             quantity = 1

@@ -39,8 +39,8 @@ enum ProjectionSQL {
                     is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
                 """)
         case .observeRenewal(let original, let r):
-            // Newest observation wins; equal times are broken by the row's content so that
-            // the result does not depend on which was applied first.
+            // Newest observation wins; equal times are broken by the row's whole content (NULLs
+            // made comparable), so the result does not depend on which was applied first.
             try connection.execute("""
                 INSERT INTO projection_subscription_renewals
                     (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
@@ -49,9 +49,12 @@ enum ProjectionSQL {
                     observed_at_ms = excluded.observed_at_ms, auto_renew = excluded.auto_renew,
                     auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                     grace_period_expires_ms = excluded.grace_period_expires_ms
-                WHERE (excluded.observed_at_ms, excluded.auto_renew::text, excluded.in_billing_retry::text)
-                    > (projection_subscription_renewals.observed_at_ms, projection_subscription_renewals.auto_renew::text,
-                       projection_subscription_renewals.in_billing_retry::text)
+                WHERE (excluded.observed_at_ms, coalesce(excluded.auto_renew::text, ''), coalesce(excluded.in_billing_retry::text, ''),
+                       coalesce(excluded.auto_renew_product_id, ''), coalesce(excluded.grace_period_expires_ms, -1))
+                    > (projection_subscription_renewals.observed_at_ms, coalesce(projection_subscription_renewals.auto_renew::text, ''),
+                       coalesce(projection_subscription_renewals.in_billing_retry::text, ''),
+                       coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
+                       coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
                 """)
         }
     }

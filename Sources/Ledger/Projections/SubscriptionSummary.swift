@@ -38,7 +38,7 @@ public struct SubscriptionSummary: Sendable, Hashable {
         expiresAtMs = end(latest)
         inTrial = latest.isTrial && (latest.expiresDateMs ?? Int64.min) > nowMs && latest.cancellationDateMs == nil
         autoRenew = renewal?.autoRenew
-        if latest.cancellationDateMs != nil && live.allSatisfy({ $0.cancellationDateMs != nil }) {
+        if !live.isEmpty, live.allSatisfy({ $0.cancellationDateMs != nil }) {
             status = .revoked
         } else if let expires = expiresAtMs, expires > nowMs {
             status = .active
