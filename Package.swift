@@ -124,6 +124,9 @@ let package = Package(
             dependencies: [
                 "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppleSimulator", "Ledger", "LedgerService", "LedgerHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

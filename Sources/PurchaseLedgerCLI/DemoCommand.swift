@@ -1,66 +1,97 @@
+import AppleSimulator
 import ArgumentParser
 import EventStore
 import Foundation
+import LedgerHTTP
+import LedgerService
 import Logging
 import Postgres
 
-/// The newcomer's first run: migrate, append a few events of one purchase, print them and the
-/// chain verification. Later issues grow it into a whole day of purchases over HTTP.
+/// The newcomer's first run: the ledger's HTTP server and the Apple simulator, a few purchases
+/// of each kind played through the API as an app's backend would, then balances,
+/// subscriptions and the chain verification. `--serve` keeps both up to explore.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo", abstract: "Append sample events to the ledger, print them and verify the chain.")
+        commandName: "demo", abstract: "Play purchases of each kind through the HTTP API and print what the ledger made of them.")
 
     @OptionGroup var database: DatabaseOptions
 
+    @Flag(help: "Keep the API and the simulator serving after the demo (Ctrl-C to stop)")
+    var serve = false
+
     func run() async throws {
-        let logger = Logger(label: "purchase-ledger.demo")
-        let outcome = try await database.withDatabase(logger: logger) { _, pool in
+        let logger = {
+            var logger = Logger(label: "purchase-ledger.demo")
+            logger.logLevel = .warning
+            return logger
+        }()
+        let serveAfter = serve
+        let outcome = try await database.withDatabase(logger: logger) { adminConninfo, adminPool in
+            // The simulator's ids start afresh every run, and a ledger delivers a transaction id
+            // once, ever: a ledger that already holds events gets the demo in a schema of its own.
+            let used: Bool = try await adminPool.withConnection { connection in
+                guard try connection.query("SELECT to_regclass('events') IS NOT NULL")[0].decode(0, as: Bool.self) else { return false }
+                return try connection.query("SELECT EXISTS (SELECT 1 FROM events)")[0].decode(0)
+            }
+            let schema = used ? "demo_" + String(Int64(Date().timeIntervalSince1970)) : "(the database's own)"
+            var conninfo = adminConninfo
+            if used {
+                try await adminPool.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
+                conninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo)
+            }
+            let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
+            defer { Task { await pool.close() } }
             try await Migrator().migrate(pool: pool, logger: logger)
-            let store = EventStore(pool: pool, logger: logger)
-            let appended = try await store.append(DemoEvents.onePurchase())
-            print("appended \(appended.count) events:")
-            print(DemoEvents.table(appended))
-            return try await ChainVerifier(pool: pool).verify()
+            let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(schema).json")
+            try Data(DemoScript.catalog.utf8).write(to: catalogFile)
+            defer { try? FileManager.default.removeItem(at: catalogFile) }
+            print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
+            var appleConfiguration = AppleSimulator.Configuration()
+            appleConfiguration.bundleId = DemoScript.bundleId
+            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
+            var configuration = ServerConfiguration(
+                host: "127.0.0.1", port: serveAfter ? 8080 : 0, conninfo: conninfo,
+                tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance"),
+                ledger: LedgerConfiguration(bundleId: DemoScript.bundleId),
+                verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+                rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
+                workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path)
+            let simulator = apple.simulator
+            configuration.clock = { simulator.nowMilliseconds }
+            let server = try await LedgerServer(configuration: configuration, logger: logger).start()
+            apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
+            do {
+                try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
+                if serveAfter {
+                    print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
+                    try await waitForInterrupt()
+                }
+            } catch {
+                try? await server.stop()
+                try? await apple.stop()
+                throw error
+            }
+            try await server.stop()
+            try await apple.stop()
+            return (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
         }
-        try printChainOutcome(outcome)
-    }
-}
-
-/// One purchase's life as events: an order, the receipt, Apple's answer, the delivery.
-enum DemoEvents {
-    static func onePurchase() throws -> [StreamAppend] {
-        let order = UUID().uuidString.lowercased()
-        let transaction = String(1_000_000_000_000_000 + Int64.random(in: 0..<999_999_999))
-        let user = "user-\(Int.random(in: 1...999))"
-        return [
-            StreamAppend(
-                [try NewEvent(type: "OrderCreated", encoding: [
-                    "order_id": order, "user_id": user, "product_id": "com.example.coins100", "quantity": "1",
-                ])],
-                to: "order-\(order)", expecting: .noStream),
-            StreamAppend(
-                [
-                    try NewEvent(type: "ReceiptSubmitted", encoding: ["order_id": order, "transaction_id": transaction, "user_id": user]),
-                    try NewEvent(type: "AppleResponded", encoding: ["endpoint": "production", "status": "0", "latency_ms": "212"]),
-                    try NewEvent(type: "PurchaseDelivered", encoding: [
-                        "transaction_id": transaction, "user_id": user, "product_id": "com.example.coins100", "coins": "100",
-                    ]),
-                ],
-                to: "transaction-\(transaction)", expecting: .noStream),
-        ]
-    }
-
-    static func table(_ events: [RecordedEvent]) -> String {
-        var lines = ["position  stream                                         version  type"]
-        for event in events {
-            lines.append(
-                "\(pad(String(event.position), 8))  \(pad(event.streamID, 45))  \(pad(String(event.streamVersion), 7))  \(event.type)")
-            lines.append("          \(String(decoding: event.payload.bytes, as: UTF8.self))")
+        try printChainOutcome(outcome.0)
+        if case .verified(let documents, let references) = outcome.1 {
+            print("documents verified: \(documents) documents, \(references) references")
+        } else {
+            print("documents broken: \(outcome.1)")
+            throw ExitCode(3)
         }
-        return lines.joined(separator: "\n")
     }
 
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    /// Returns at Ctrl-C, so the private cluster is still stopped cleanly.
+    private func waitForInterrupt() async throws {
+        let (interrupts, continuation) = AsyncStream<Void>.makeStream()
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT)
+        source.setEventHandler { continuation.finish() }
+        source.resume()
+        for await _ in interrupts {}
+        source.cancel()
     }
 }

@@ -27,10 +27,14 @@ struct CLITests {
         try await TestDatabase.withSchema { conninfo, pool in
             let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
             #expect(demo.status == 0, "\(demo.output)")
-            #expect(demo.output.contains("chain verified: 4 events"))
+            #expect(demo.output.contains("chain verified"))
+            #expect(demo.output.contains("documents verified"))
+            #expect(demo.output.contains("bob    same receipt again       → 200 already_delivered"))
+            #expect(demo.output.contains("erin   coins100 during outage   → 202 pending"))
             let intact = try await ToolRun.run(["verify"], databaseURL: conninfo)
             #expect(intact.status == 0)
-            #expect(intact.output.contains("chain verified: 4 events"))
+            #expect(intact.output.contains("chain verified"))
+            #expect(intact.output.contains("documents verified"))
             try await pool.withConnection { connection in
                 try connection.executeScript(unsafeSQL: """
                     ALTER TABLE events DISABLE TRIGGER events_90_immutable;

@@ -1,0 +1,212 @@
+import AppStore
+import AppleSimulator
+import EventStore
+import Foundation
+import Ledger
+import LedgerHTTP
+import LedgerService
+import Logging
+import NIOHTTP1
+import Synchronization
+import TestSupport
+import Testing
+import X509
+
+@Suite("The ledger's logs keep no secret")
+struct LogHygieneTests {
+    static let sharedSecret = "s3cret-shared-0123"
+
+    @Test("The log lines of the whole run hold no receipt data, no token and no shared secret")
+    func noSecretsInLogs() async throws {
+        let capture = LogCapture()
+        // Not LoggingSystem.bootstrap: tests run in parallel in one process, so this server gets
+        // a logger of its own that keeps every line, at trace, in `capture`.
+        let logger = Logger(label: "tests.log-hygiene") { label in CapturingLogHandler(label: label, capture: capture) }
+        let wrongToken = "wrong-token-abcdef0123456789"
+        let callerRequestID = "log-hygiene-0001"
+        var requestIDs: [String] = []
+        var receipts: [String] = []
+        var signedTransactions: [String] = []
+
+        try await LogHygieneLedger.with(sharedSecret: Self.sharedSecret, logger: logger) { ledger in
+            func seen(_ answer: LedgerHarness.Answer) {
+                if let id = answer.header("X-Request-ID") { requestIDs.append(id) }
+            }
+
+            // An order, a receipt delivered, then resubmitted: already_delivered.
+            let (_, first) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
+            receipts.append(first.receiptData)
+            let delivered = try await ledger.submit(user: "u1", purchase: first)
+            seen(delivered)
+            #expect(delivered.outcome == "delivered")
+            let again = try await ledger.submit(user: "u1", purchase: first)
+            seen(again)
+            #expect(again.outcome == "already_delivered")
+
+            // Apple unavailable once: pending, then the worker delivers it.
+            let (_, second) = try await ledger.orderAndBuy(user: "u2", product: "com.example.coins100", appleId: "apple-2")
+            receipts.append(second.receiptData)
+            ledger.simulator.injectFailure(FailureRule(.status(21005), .next(1)))
+            let pending = try await ledger.submit(user: "u2", purchase: second)
+            seen(pending)
+            #expect(pending.status == 202)
+            #expect(pending.outcome == "pending")
+            try await ledger.eventually("the worker delivered the pending receipt") { try await ledger.count("PurchaseDelivered") == 2 }
+
+            // A call with a token that is not configured, and one with the finance token.
+            let refused = try await ledger.get("/v1/users/u1", token: wrongToken)
+            seen(refused)
+            #expect(refused.status == 401)
+            let finance = try await ledger.get("/v1/users/u1", token: LedgerHarness.financeToken)
+            seen(finance)
+            #expect(finance.status == 200)
+
+            // A StoreKit 2 signed transaction.
+            let (_, third) = try await ledger.orderAndBuy(user: "u3", product: "com.example.coins100", appleId: "apple-3")
+            signedTransactions.append(third.signedTransaction)
+            let signed = try await ledger.post("/v1/transactions", ["user_id": "u3", "signed_transaction": third.signedTransaction])
+            seen(signed)
+            #expect(signed.status == 200)
+            #expect(signed.outcome == "delivered")
+
+            // A v1 notification, authenticated by the shared secret in its body.
+            let v1 = #"{"notification_type":"DID_RENEW","password":"\#(Self.sharedSecret)","environment":"PROD","bid":"com.example.app"}"#
+            let notification = try await ledger.request(.POST, "/v1/notifications/apple", body: v1, token: nil)
+            seen(notification)
+            #expect(notification.status == 200)
+
+            // A request id the caller chose.
+            let health = try await ledger.request(.GET, "/healthz", token: nil, headers: [("X-Request-ID", callerRequestID)])
+            seen(health)
+            #expect(health.header("X-Request-ID") == callerRequestID)
+        }
+
+        let lines = capture.lines
+        #expect(!lines.isEmpty, "the server logged nothing at trace: the capture does not work")
+        let text = lines.joined(separator: "\n")
+
+        #expect(!requestIDs.isEmpty)
+        #expect(requestIDs.contains(callerRequestID))
+        for id in requestIDs {
+            #expect(text.contains(id), "request id \(id) is in no log line")
+        }
+
+        var forbidden: [(what: String, value: String)] = [
+            ("the app token", LedgerHarness.appToken),
+            ("the finance token", LedgerHarness.financeToken),
+            ("a refused token", wrongToken),
+            ("the shared secret", Self.sharedSecret),
+        ]
+        for (index, receipt) in receipts.enumerated() {
+            forbidden.append(("receipt_data \(index)", receipt))
+            forbidden.append(("40 characters from the middle of receipt_data \(index)", String(receipt.dropFirst(receipt.count / 2).prefix(40))))
+            forbidden.append(("40 characters from the start of receipt_data \(index)", String(receipt.prefix(40))))
+            if let decoded = Data(base64Encoded: receipt).flatMap({ String(data: $0, encoding: .utf8) }) {
+                forbidden.append(("receipt_data \(index), decoded", decoded))
+            }
+        }
+        for (index, jws) in signedTransactions.enumerated() {
+            forbidden.append(("signed_transaction \(index)", jws))
+            let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 3 {
+                forbidden.append(("the payload of signed_transaction \(index)", String(parts[1])))
+                forbidden.append(("the signature of signed_transaction \(index)", String(parts[2])))
+            }
+        }
+        #expect(forbidden.allSatisfy { $0.value.count >= 16 }, "a value checked is too short to mean anything")
+        for (what, value) in forbidden {
+            let offending = lines.first { $0.contains(value) }
+            #expect(offending == nil, "a log line holds \(what): \(offending.map { String($0.prefix(400)) } ?? "")")
+        }
+    }
+}
+
+// MARK: - A ledger whose logger the test chooses
+
+/// `LedgerHarness.with`, but the ledger's server (and its migration) log through `logger`; the
+/// shared secret is set for the simulator, the ledger and verifyReceipt alike.
+enum LogHygieneLedger {
+    static func with<T>(sharedSecret: String, logger: Logger, _ body: (LedgerHarness) async throws -> T) async throws -> T {
+        try await TestDatabase.withSchema { conninfo, pool in
+            _ = try await Migrator().migrate(pool: pool, logger: logger)
+            var simulatorConfiguration = AppleSimulator.Configuration()
+            simulatorConfiguration.sharedSecret = sharedSecret
+            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
+            var configuration = ServerConfiguration(
+                host: "127.0.0.1", port: 0, conninfo: conninfo,
+                tokens: try APITokens(parsing: "\(LedgerHarness.appToken):app,\(LedgerHarness.financeToken):finance"),
+                ledger: LedgerConfiguration(
+                    bundleId: LedgerHarness.bundleId, sharedSecret: sharedSecret, transferPolicy: .keep,
+                    retry: RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1)),
+                verifyReceipt: VerifyReceiptConfiguration(
+                    productionURL: apple.productionURL, sandboxURL: apple.sandboxURL, sharedSecret: sharedSecret, timeout: .seconds(2),
+                    malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
+                poolSize: 8, workerPollInterval: .milliseconds(20))
+            configuration.catalogFile = nil
+            let simulator = apple.simulator
+            configuration.clock = { simulator.nowMilliseconds }
+            let server: RunningLedgerServer
+            do {
+                server = try await LedgerServer(configuration: configuration, logger: logger).start()
+            } catch {
+                try? await apple.stop()
+                throw error
+            }
+            apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
+            let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
+            do {
+                _ = try await server.service.loadCatalog(Data(LedgerHarness.catalog.utf8), metadata: RequestMetadata(actor: "test"))
+                let result = try await body(harness)
+                try await server.stop()
+                try await apple.stop()
+                return result
+            } catch {
+                try? await server.stop()
+                try? await apple.stop()
+                throw error
+            }
+        }
+    }
+}
+
+// MARK: - Capturing log lines
+
+/// Every line logged through a `CapturingLogHandler`, from any thread.
+final class LogCapture: Sendable {
+    private let storage = Mutex<[String]>([])
+
+    func append(_ line: String) {
+        storage.withLock { $0.append(line) }
+    }
+
+    var lines: [String] { storage.withLock { $0 } }
+}
+
+/// A log handler that formats each line as a log backend would (level, label, message, all
+/// metadata, the error if any) and keeps it.
+struct CapturingLogHandler: LogHandler {
+    let label: String
+    let capture: LogCapture
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    init(label: String, capture: LogCapture) {
+        self.label = label
+        self.capture = capture
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var merged = metadata
+        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        let rendered = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        var line = "\(event.level) \(label) [\(event.source)] \(event.message) \(rendered)"
+        if let error = event.error { line += " error=\(String(reflecting: error))" }
+        capture.append(line)
+    }
+}
