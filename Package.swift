@@ -161,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "LedgerHTTPTests",
             dependencies: [
-                "LedgerHTTP", "LedgerService", "Ledger", "EventStore", "Postgres", "AppStore", "AppleSimulator", "TestSupport",
+                "LedgerHTTP", "LedgerService", "Ledger", "EventStore", "Postgres", "AppStore", "AppleSimulator", "TestSupport", "EmbeddedPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -115,13 +115,9 @@ struct Work {
         // The user already holds it: a restore or a repurchase grants no units again.
         let restoring = product.kind.isOwned && owner?.userId == user
         if restoring, order == nil { match = .restore }
-        let delivery = PurchaseDelivered(
-            transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
-            kind: product.kind, quantity: entry.quantity, userId: user, orderId: order?.orderId, environment: evidence.environment,
-            purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
-            currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
-            isTrial: entry.isTrial, grants: restoring ? [:] : product.grants.mapValues { $0 * entry.quantity },
-            submissionId: submission.submissionId, match: match)
+        let delivery = makeDelivery(
+            entry, product: product, orderId: order?.orderId,
+            grants: restoring ? [:] : product.grants.mapValues { $0 * entry.quantity }, match: match)
         appends.append(LedgerAppend(stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseDelivered(delivery)]))
         if let order {
             usedOrders.insert(order.orderId)
@@ -151,12 +147,7 @@ struct Work {
         }
         let user = submission.userId
         if claimTransaction {
-            let delivery = PurchaseDelivered(
-                transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
-                kind: product.kind, quantity: entry.quantity, userId: user, orderId: nil, environment: evidence.environment,
-                purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
-                currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
-                isTrial: entry.isTrial, grants: [:], submissionId: submission.submissionId, match: .transferred)
+            let delivery = makeDelivery(entry, product: product, orderId: nil, grants: [:], match: .transferred)
             appends.append(LedgerAppend(stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseDelivered(delivery)]))
             deliveries[entry.transactionId] = delivery
         }
@@ -171,6 +162,18 @@ struct Work {
             transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
             orderId: nil, userId: user, quantity: entry.quantity, environment: evidence.environment))
         return nil
+    }
+
+    /// `entry` delivered to the submitting user.
+    private func makeDelivery(
+        _ entry: EvidenceEntry, product: Product, orderId: String?, grants: [String: Int64], match: MatchReason
+    ) -> PurchaseDelivered {
+        PurchaseDelivered(
+            transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
+            kind: product.kind, quantity: entry.quantity, userId: submission.userId, orderId: orderId, environment: evidence.environment,
+            purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
+            currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
+            isTrial: entry.isTrial, grants: grants, submissionId: submission.submissionId, match: match)
     }
 
     /// The order this purchase pays for, and how it was found (ARCHITECTURE §4: a token or

@@ -145,13 +145,3 @@ enum APIAnswers {
         enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, status, expiresAt, autoRenew, inTrial, environment }
     }
 }
-
-enum Timestamps {
-    /// Milliseconds since 1970 → `2026-11-23T08:00:00.000Z`.
-    static func iso8601(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
-    }
-}

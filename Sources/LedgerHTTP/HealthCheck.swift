@@ -25,7 +25,7 @@ struct HealthCheck: Sendable {
     /// Pending receipts and how far the read models trail the log, for `/metrics`.
     func refreshGauges(_ metrics: LedgerMetrics) async {
         guard let pending = try? await worker.pendingCount(),
-              let head = try? await pool.withConnection({ try $0.query("SELECT coalesce(max(position), 0) FROM events")[0].decode(0, as: Int64.self) }),
+              let head = try? await runner.store.headPosition(),
               let applied = try? await runner.storedPosition()
         else { return }
         metrics.setGauges(pending: pending, projectionLag: max(0, head - applied))

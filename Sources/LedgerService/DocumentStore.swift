@@ -33,14 +33,14 @@ public struct DocumentStore: Sendable {
     public func put(_ documents: [(bytes: [UInt8], kind: String)]) async throws -> [String] {
         guard !documents.isEmpty else { return [] }
         let digests = documents.map { Array(SHA256.hash(data: $0.bytes)) }
-        try await pool.withTransaction { connection in
-            for (document, digest) in zip(documents, digests) {
-                try connection.execute("""
-                    INSERT INTO documents (sha256, kind, content) VALUES (\(digest), \(document.kind), \(document.bytes))
-                    ON CONFLICT (sha256) DO NOTHING
-                    """)
-            }
+        // One round trip: the inserts travel together and commit together (pipeline mode).
+        let statements: [SQL] = zip(documents, digests).map { document, digest in
+            """
+            INSERT INTO documents (sha256, kind, content) VALUES (\(digest), \(document.kind), \(document.bytes))
+            ON CONFLICT (sha256) DO NOTHING
+            """
         }
+        try await pool.withConnection { connection in _ = try connection.pipeline(statements) }
         return digests.map { $0.map { String(format: "%02x", $0) }.joined() }
     }
 

@@ -13,7 +13,8 @@ import Synchronization
 /// transaction-level advisory lock and re-reads the checkpoints under it, so an event is applied
 /// once. A projection whose version changed is emptied and rebuilt from the first event.
 public final class ProjectionRunner: Sendable {
-    let store: EventStore
+    /// The log it follows.
+    public let store: EventStore
     let conninfo: String
     let projections: [any Projection]
     let pageSize: Int
@@ -126,17 +127,25 @@ public final class ProjectionRunner: Sendable {
         let projections = projections
         let reached = try await store.pool.withTransaction { connection -> Int64 in
             try Self.lock(connection)
+            var checkpoints: [String: Int64] = [:]
+            for row in try connection.query("SELECT name, position FROM projection_checkpoints") {
+                checkpoints[try row.decode(0)] = try row.decode(1)
+            }
+            // Every row change of the page and the checkpoints go to the server in one round
+            // trip (pipeline mode), inside this transaction: a page costs two round trips, not
+            // one per change.
+            var statements: [SQL] = []
             for projection in projections {
-                let checkpoint: Int64 = try connection.query(
-                    "SELECT position FROM projection_checkpoints WHERE name = \(projection.name)").first?.decode(0) ?? 0
+                let checkpoint = checkpoints[projection.name] ?? 0
                 for (position, event) in decoded where position > checkpoint {
-                    for change in projection.changes(for: event) { try ProjectionSQL.apply(change, on: connection) }
+                    statements += projection.changes(for: event).map(ProjectionSQL.statement(for:))
                 }
-                try connection.execute("""
+                statements.append("""
                     UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
                     WHERE name = \(projection.name)
                     """)
             }
+            _ = try connection.pipeline(statements)
             return last.position
         }
         advance(to: reached)

@@ -4,28 +4,28 @@ import Postgres
 /// Turns a projection's row changes into SQL. Every statement is idempotent in effect or
 /// commutative, matching `ProjectionChange`'s contract.
 enum ProjectionSQL {
-    static func apply(_ change: ProjectionChange, on connection: Connection) throws {
+    static func statement(for change: ProjectionChange) -> SQL {
         switch change {
         case .addToBalance(let user, let unit, let delta):
-            try connection.execute("""
+            return """
                 INSERT INTO projection_balances (user_id, unit, amount) VALUES (\(user), \(unit), \(delta))
                 ON CONFLICT (user_id, unit) DO UPDATE SET amount = projection_balances.amount + excluded.amount
-                """)
+                """
         case .setOwner(let original, let user, let product, let kind, let environment):
-            try connection.execute("""
+            return """
                 INSERT INTO projection_entitlements (original_transaction_id, user_id, product_id, kind, environment)
                 VALUES (\(original), \(user), \(product), \(kind.rawValue), \(environment))
                 ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id
-                """)
+                """
         case .revokeOwnership(let original, let at):
-            try connection.execute("""
+            return """
                 UPDATE projection_entitlements SET revoked_at_ms = least(coalesce(revoked_at_ms, \(at)), \(at))
                 WHERE original_transaction_id = \(original)
-                """)
+                """
         case .mergeSubscriptionEntry(let original, let environment, let e):
             // Merging keeps what any sighting knew: dates once seen stay, flags once set stay,
             // so the order of sightings does not matter.
-            try connection.execute("""
+            return """
                 INSERT INTO projection_subscription_entries
                     (original_transaction_id, transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
                      cancellation_date_ms, is_trial, is_upgraded)
@@ -37,11 +37,11 @@ enum ProjectionSQL {
                     cancellation_date_ms = least(projection_subscription_entries.cancellation_date_ms, excluded.cancellation_date_ms),
                     is_trial = projection_subscription_entries.is_trial OR excluded.is_trial,
                     is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
-                """)
+                """
         case .observeRenewal(let original, let r):
             // Newest observation wins; equal times are broken by the row's whole content (NULLs
             // made comparable), so the result does not depend on which was applied first.
-            try connection.execute("""
+            return """
                 INSERT INTO projection_subscription_renewals
                     (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
                 VALUES (\(original), \(r.observedAtMs), \(r.autoRenew), \(r.autoRenewProductId), \(r.inBillingRetry), \(r.gracePeriodExpiresMs))
@@ -55,7 +55,7 @@ enum ProjectionSQL {
                        coalesce(projection_subscription_renewals.in_billing_retry::text, ''),
                        coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
                        coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
-                """)
+                """
         }
     }
 }

@@ -15,7 +15,7 @@ public final class PurchaseService: Sendable {
     let pool: ConnectionPool
     let verifyReceipt: VerifyReceiptClient
     let signedData: SignedDataVerifiers
-    let catalog = CatalogCache()
+    public let catalog: CatalogStore
     let logger: Logger
     public let clock: @Sendable () -> Int64
     let onAppleAttempt: @Sendable (VerifyReceiptAttempt) -> Void
@@ -27,6 +27,7 @@ public final class PurchaseService: Sendable {
         onAppleAttempt: @escaping @Sendable (VerifyReceiptAttempt) -> Void = { _ in }
     ) {
         self.log = LedgerLog(store: store)
+        self.catalog = CatalogStore(log: LedgerLog(store: store))
         self.pool = store.pool
         self.documents = DocumentStore(pool: store.pool)
         self.configuration = configuration
@@ -61,17 +62,7 @@ public final class PurchaseService: Sendable {
 
     /// Appends `CatalogLoaded` for the products of a catalog file.
     public func loadCatalog(_ file: Data, metadata: RequestMetadata) async throws -> CatalogLoaded {
-        let products: [Product]
-        do {
-            products = try Catalog.parse(file)
-        } catch {
-            throw LedgerServiceError(.invalidRequest, error.description)
-        }
-        return try await mappingDatabaseErrors {
-            let loaded = CatalogLoaded(products: products, fileSha256: DocumentStore.name(of: file))
-            try await log.append([LedgerAppend(stream: Streams.catalog, expectation: .any, events: [.catalogLoaded(loaded)])], metadata: metadata)
-            return loaded
-        }
+        try await catalog.load(file, metadata: metadata)
     }
 
     func currentCatalog() async throws -> Catalog {

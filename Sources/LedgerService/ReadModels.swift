@@ -35,21 +35,19 @@ public struct SubscriptionView: Sendable, Hashable, Codable {
 public struct ReadModels: Sendable {
     let pool: ConnectionPool
     let runner: ProjectionRunner
-    let store: EventStoreHead
     let timeout: Duration
     let clock: @Sendable () -> Int64
 
     public init(runner: ProjectionRunner, timeout: Duration, clock: @escaping @Sendable () -> Int64) {
         self.pool = runner.store.pool
         self.runner = runner
-        self.store = EventStoreHead(pool: runner.store.pool)
         self.timeout = timeout
         self.clock = clock
     }
 
     public func user(_ userId: String) async throws -> UserView {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await store.head(), timeout: timeout)
+            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
             let now = clock()
             return try await pool.withConnection { connection in
                 var balances: [String: Int64] = [:]
@@ -73,7 +71,7 @@ public struct ReadModels: Sendable {
                     }
                     entitlements.append(.init(
                         productId: try row.decode(1), originalTransactionId: original, kind: kind, active: active,
-                        expiresAt: expires.map(Self.iso8601)))
+                        expiresAt: expires.map(Timestamps.iso8601)))
                 }
                 return UserView(userId: userId, balances: balances, entitlements: entitlements)
             }
@@ -83,7 +81,7 @@ public struct ReadModels: Sendable {
     /// Nil when the ledger holds no such subscription.
     public func subscription(_ originalTransactionId: String) async throws -> SubscriptionView? {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await store.head(), timeout: timeout)
+            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
             let now = clock()
             return try await pool.withConnection { connection in
                 guard let owner = try connection.query("""
@@ -94,7 +92,7 @@ public struct ReadModels: Sendable {
                 else { return nil }
                 return SubscriptionView(
                     originalTransactionId: originalTransactionId, productId: summary.productId, ownerUserId: try owner.decode(0),
-                    status: summary.status.rawValue, expiresAt: summary.expiresAtMs.map(Self.iso8601), autoRenew: summary.autoRenew,
+                    status: summary.status.rawValue, expiresAt: summary.expiresAtMs.map(Timestamps.iso8601), autoRenew: summary.autoRenew,
                     inTrial: summary.inTrial, environment: try owner.decode(1))
             }
         }
@@ -119,24 +117,5 @@ public struct ReadModels: Sendable {
                 inBillingRetry: try row.decode(3), gracePeriodExpiresMs: try row.decode(4))
         }
         return SubscriptionSummary(entries: entries, renewal: renewal, nowMs: now)
-    }
-
-    /// Milliseconds since 1970 → `2026-11-23T08:00:00.000Z`.
-    static func iso8601(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
-    }
-}
-
-/// The log's head position, read cheaply.
-struct EventStoreHead: Sendable {
-    let pool: ConnectionPool
-
-    func head() async throws -> Int64 {
-        try await pool.withConnection { connection in
-            try connection.query("SELECT coalesce(max(position), 0) FROM events")[0].decode(0)
-        }
     }
 }

@@ -1,4 +1,3 @@
-import AppStore
 import ArgumentParser
 import EventStore
 import Foundation
@@ -29,16 +28,13 @@ struct CatalogCommand: AsyncParsableCommand {
                 throw ValidationError("cannot read \(file)")
             }
             let loaded = try await database.withDatabase(logger: logger) { conninfo, _ in
-                let pool = ConnectionPool(conninfo: try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), maxConnections: 2, logger: logger)
-                defer { Task { await pool.close() } }
-                let service = PurchaseService(
-                    store: EventStore(pool: pool, logger: logger), configuration: LedgerConfiguration(bundleId: "-"),
-                    verifyReceipt: VerifyReceiptClient(configuration: VerifyReceiptConfiguration()),
-                    signedData: SignedDataVerifiers(rootCertificates: [], bundleId: "-"), logger: logger)
-                do {
-                    return try await service.loadCatalog(data, metadata: RequestMetadata(actor: "cli"))
-                } catch let error as LedgerServiceError where error.code == .invalidRequest {
-                    throw ValidationError(error.message)
+                try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
+                    let catalog = CatalogStore(log: LedgerLog(store: EventStore(pool: pool, logger: logger)))
+                    do {
+                        return try await catalog.load(data, metadata: RequestMetadata(actor: "cli"))
+                    } catch let error as LedgerServiceError where error.code == .invalidRequest {
+                        throw ValidationError(error.message)
+                    }
                 }
             }
             print("catalog loaded: \(loaded.products.count) products from \(file)")

@@ -41,3 +41,18 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 }
+
+/// Runs `body` with a pool of its own on `conninfo`, and closes the pool whatever happens.
+func withPool<T: Sendable>(
+    _ conninfo: String, maxConnections: Int = 2, logger: Logger, _ body: (ConnectionPool) async throws -> T
+) async throws -> T {
+    let pool = ConnectionPool(conninfo: conninfo, maxConnections: maxConnections, logger: logger)
+    let result: Result<T, any Error>
+    do {
+        result = .success(try await body(pool))
+    } catch {
+        result = .failure(error)
+    }
+    await pool.close()
+    return try result.get()
+}

@@ -34,58 +34,64 @@ struct DemoCommand: AsyncParsableCommand {
                 return try connection.query("SELECT EXISTS (SELECT 1 FROM events)")[0].decode(0)
             }
             let schema = used ? "demo_" + String(Int64(Date().timeIntervalSince1970)) : "(the database's own)"
-            var conninfo = adminConninfo
             if used {
                 try await adminPool.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
-                conninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo)
             }
-            let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
-            defer { Task { await pool.close() } }
-            try await Migrator().migrate(pool: pool, logger: logger)
-            let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(schema).json")
-            try Data(DemoScript.catalog.utf8).write(to: catalogFile)
-            defer { try? FileManager.default.removeItem(at: catalogFile) }
-            print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
-            var appleConfiguration = AppleSimulator.Configuration()
-            appleConfiguration.bundleId = DemoScript.bundleId
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
-            var configuration = ServerConfiguration(
-                host: "127.0.0.1", port: serveAfter ? 8080 : 0, conninfo: conninfo,
-                tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance"),
-                ledger: LedgerConfiguration(bundleId: DemoScript.bundleId),
-                verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
-                rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
-                workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path)
-            let simulator = apple.simulator
-            configuration.clock = { simulator.nowMilliseconds }
-            let server = try await LedgerServer(configuration: configuration, logger: logger).start()
-            apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
-            do {
-                try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
-                if serveAfter {
-                    print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
-                    try await waitForInterrupt()
-                }
-            } catch {
-                try? await server.stop()
-                try? await apple.stop()
-                throw error
+            let conninfo = used ? try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo) : adminConninfo
+            return try await withPool(conninfo, logger: logger) { pool in
+                try await Migrator().migrate(pool: pool, logger: logger)
+                print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
+                try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
+                return (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
             }
-            try await server.stop()
-            try await apple.stop()
-            return (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
         }
         try printChainOutcome(outcome.0)
-        if case .verified(let documents, let references) = outcome.1 {
-            print("documents verified: \(documents) documents, \(references) references")
-        } else {
-            print("documents broken: \(outcome.1)")
-            throw ExitCode(3)
+        try printDocumentsOutcome(outcome.1)
+    }
+
+    /// The ledger's server and the Apple simulator, the demo's purchases through the API, and,
+    /// with `serve`, both kept up until Ctrl-C.
+    private static func play(conninfo: String, serve: Bool, logger: Logger) async throws {
+        let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(UUID().uuidString).json")
+        try Data(DemoScript.catalog.utf8).write(to: catalogFile)
+        defer { try? FileManager.default.removeItem(at: catalogFile) }
+        var appleConfiguration = AppleSimulator.Configuration()
+        appleConfiguration.bundleId = DemoScript.bundleId
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: serve ? 8080 : 0, conninfo: conninfo,
+            tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance"),
+            ledger: LedgerConfiguration(bundleId: DemoScript.bundleId),
+            verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+            rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
+            workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path)
+        let simulator = apple.simulator
+        configuration.clock = { simulator.nowMilliseconds }
+        let server: RunningLedgerServer
+        do {
+            server = try await LedgerServer(configuration: configuration, logger: logger).start()
+        } catch {
+            try? await apple.stop()
+            throw error
         }
+        apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
+        do {
+            try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
+            if serve {
+                print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
+                try await waitForInterrupt()
+            }
+        } catch {
+            try? await server.stop()
+            try? await apple.stop()
+            throw error
+        }
+        try await server.stop()
+        try await apple.stop()
     }
 
     /// Returns at Ctrl-C, so the private cluster is still stopped cleanly.
-    private func waitForInterrupt() async throws {
+    private static func waitForInterrupt() async throws {
         let (interrupts, continuation) = AsyncStream<Void>.makeStream()
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT)

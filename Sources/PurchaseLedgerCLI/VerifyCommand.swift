@@ -19,13 +19,7 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         TerminalProgress.finish()
         try printChainOutcome(outcome)
-        switch documents {
-        case .verified(let count, let references):
-            print("documents verified: \(count) documents, \(references) references")
-        case .broken(let reason):
-            print("documents broken: \(reason)")
-            throw ExitCode(3)
-        }
+        try printDocumentsOutcome(documents)
     }
 }
 
@@ -36,6 +30,17 @@ func printChainOutcome(_ outcome: ChainVerifier.Outcome) throws {
         print("chain verified: \(events) events, head \(head.hexString)")
     case .broken(let position, let reason):
         print("chain broken at position \(position): \(reason)")
+        throw ExitCode(3)
+    }
+}
+
+/// Prints the documents check; a missing or altered document exits 3, like a broken chain.
+func printDocumentsOutcome(_ outcome: DocumentVerifier.Outcome) throws {
+    switch outcome {
+    case .verified(let count, let references):
+        print("documents verified: \(count) documents, \(references) references")
+    case .broken(let reason):
+        print("documents broken: \(reason)")
         throw ExitCode(3)
     }
 }

@@ -36,50 +36,79 @@ struct LedgerHarness: Sendable {
     var simulator: AppleSimulator { apple.simulator }
     var base: String { server.baseURL }
 
-    /// Runs `body` with a fresh ledger and simulator; stops both afterwards.
+    /// Runs `body` with a fresh ledger and simulator; stops both afterwards. The ledger lives in
+    /// a fresh schema of the test cluster, or in `database` (a conninfo) when given; its server
+    /// and migration log through `logger` (default: warnings only).
     static func with<T>(
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
-        timeout: Duration = .seconds(2), verifyReceiptURL: String? = nil,
+        timeout: Duration = .seconds(2), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
-        try await TestDatabase.withSchema { conninfo, pool in
-            try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
-            var simulatorConfiguration = AppleSimulator.Configuration()
-            simulatorConfiguration.sharedSecret = sharedSecret
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
+        let logger = logger ?? {
             var logger = Logger(label: "tests.ledger")
             logger.logLevel = .warning
-            var configuration = ServerConfiguration(
-                host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance"),
-                ledger: LedgerConfiguration(bundleId: bundleId, sharedSecret: sharedSecret, transferPolicy: policy, retry: retry),
-                verifyReceipt: VerifyReceiptConfiguration(
-                    productionURL: verifyReceiptURL ?? apple.productionURL, sandboxURL: verifyReceiptURL ?? apple.sandboxURL, sharedSecret: sharedSecret, timeout: timeout,
-                    malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
-                poolSize: 8, workerPollInterval: .milliseconds(20))
-            configuration.catalogFile = nil
-            let simulator = apple.simulator
-            configuration.clock = { simulator.nowMilliseconds }
-            let server: RunningLedgerServer
-            do {
-                server = try await LedgerServer(configuration: configuration, logger: logger).start()
-            } catch {
-                try? await apple.stop()
-                throw error
-            }
-            apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
-            let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
-            do {
-                _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
-                let result = try await body(harness)
-                try await server.stop()
-                try await apple.stop()
-                return result
-            } catch {
-                try? await server.stop()
-                try? await apple.stop()
-                throw error
-            }
+            return logger
+        }()
+        let settings = Settings(
+            policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, verifyReceiptURL: verifyReceiptURL, logger: logger)
+        guard let database else {
+            return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
+        }
+        let pool = ConnectionPool(conninfo: database, maxConnections: 4, logger: TestDatabase.logger)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await run(settings, conninfo: database, pool: pool, body))
+        } catch {
+            result = .failure(error)
+        }
+        await pool.close()
+        return try result.get()
+    }
+
+    private struct Settings {
+        var policy: TransferPolicy
+        var sharedSecret: String?
+        var retry: RetryPolicy
+        var timeout: Duration
+        var verifyReceiptURL: String?
+        var logger: Logger
+    }
+
+    private static func run<T>(_ settings: Settings, conninfo: String, pool: ConnectionPool, _ body: (LedgerHarness) async throws -> T) async throws -> T {
+        try await Migrator().migrate(pool: pool, logger: settings.logger)
+        var simulatorConfiguration = AppleSimulator.Configuration()
+        simulatorConfiguration.sharedSecret = settings.sharedSecret
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
+        let verifyURL = settings.verifyReceiptURL
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance"),
+            ledger: LedgerConfiguration(bundleId: bundleId, sharedSecret: settings.sharedSecret, transferPolicy: settings.policy, retry: settings.retry),
+            verifyReceipt: VerifyReceiptConfiguration(
+                productionURL: verifyURL ?? apple.productionURL, sandboxURL: verifyURL ?? apple.sandboxURL, sharedSecret: settings.sharedSecret,
+                timeout: settings.timeout, malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
+            rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
+            poolSize: 8, workerPollInterval: .milliseconds(20))
+        let simulator = apple.simulator
+        configuration.clock = { simulator.nowMilliseconds }
+        let server: RunningLedgerServer
+        do {
+            server = try await LedgerServer(configuration: configuration, logger: settings.logger).start()
+        } catch {
+            try? await apple.stop()
+            throw error
+        }
+        apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
+        let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
+        do {
+            _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
+            let result = try await body(harness)
+            try await server.stop()
+            try await apple.stop()
+            return result
+        } catch {
+            try? await server.stop()
+            try? await apple.stop()
+            throw error
         }
     }
 
@@ -156,12 +185,7 @@ struct LedgerHarness: Sendable {
 
     /// Waits, with a deadline, until `condition` holds; fails the test if it never does.
     func eventually(_ what: String, within: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + within
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw HarnessError("timed out waiting until \(what)")
+        try await waitUntil(what, within: within, condition)
     }
 }
 

@@ -28,7 +28,7 @@ struct LogHygieneTests {
         var receipts: [String] = []
         var signedTransactions: [String] = []
 
-        try await LogHygieneLedger.with(sharedSecret: Self.sharedSecret, logger: logger) { ledger in
+        try await LedgerHarness.with(sharedSecret: Self.sharedSecret, logger: logger) { ledger in
             func seen(_ answer: LedgerHarness.Answer) {
                 if let id = answer.header("X-Request-ID") { requestIDs.append(id) }
             }
@@ -117,55 +117,6 @@ struct LogHygieneTests {
         for (what, value) in forbidden {
             let offending = lines.first { $0.contains(value) }
             #expect(offending == nil, "a log line holds \(what): \(offending.map { String($0.prefix(400)) } ?? "")")
-        }
-    }
-}
-
-// MARK: - A ledger whose logger the test chooses
-
-/// `LedgerHarness.with`, but the ledger's server (and its migration) log through `logger`; the
-/// shared secret is set for the simulator, the ledger and verifyReceipt alike.
-enum LogHygieneLedger {
-    static func with<T>(sharedSecret: String, logger: Logger, _ body: (LedgerHarness) async throws -> T) async throws -> T {
-        try await TestDatabase.withSchema { conninfo, pool in
-            _ = try await Migrator().migrate(pool: pool, logger: logger)
-            var simulatorConfiguration = AppleSimulator.Configuration()
-            simulatorConfiguration.sharedSecret = sharedSecret
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
-            var configuration = ServerConfiguration(
-                host: "127.0.0.1", port: 0, conninfo: conninfo,
-                tokens: try APITokens(parsing: "\(LedgerHarness.appToken):app,\(LedgerHarness.financeToken):finance"),
-                ledger: LedgerConfiguration(
-                    bundleId: LedgerHarness.bundleId, sharedSecret: sharedSecret, transferPolicy: .keep,
-                    retry: RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1)),
-                verifyReceipt: VerifyReceiptConfiguration(
-                    productionURL: apple.productionURL, sandboxURL: apple.sandboxURL, sharedSecret: sharedSecret, timeout: .seconds(2),
-                    malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
-                poolSize: 8, workerPollInterval: .milliseconds(20))
-            configuration.catalogFile = nil
-            let simulator = apple.simulator
-            configuration.clock = { simulator.nowMilliseconds }
-            let server: RunningLedgerServer
-            do {
-                server = try await LedgerServer(configuration: configuration, logger: logger).start()
-            } catch {
-                try? await apple.stop()
-                throw error
-            }
-            apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
-            let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
-            do {
-                _ = try await server.service.loadCatalog(Data(LedgerHarness.catalog.utf8), metadata: RequestMetadata(actor: "test"))
-                let result = try await body(harness)
-                try await server.stop()
-                try await apple.stop()
-                return result
-            } catch {
-                try? await server.stop()
-                try? await apple.stop()
-                throw error
-            }
         }
     }
 }

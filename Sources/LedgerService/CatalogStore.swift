@@ -1,0 +1,47 @@
+import Foundation
+import Ledger
+import Postgres
+import Synchronization
+
+/// The product catalog: loading a file appends `CatalogLoaded`, and the catalog in force is the
+/// fold of the `catalog` stream, re-read only when the stream has grown (another process may
+/// run `purchase-ledger catalog load` while the server runs).
+public final class CatalogStore: Sendable {
+    let log: LedgerLog
+    private let state = Mutex<(version: Int64, catalog: Catalog)>((0, Catalog()))
+
+    public init(log: LedgerLog) {
+        self.log = log
+    }
+
+    /// Checks a catalog file (CONTRACT.md format) and appends its products.
+    public func load(_ file: Data, metadata: RequestMetadata) async throws -> CatalogLoaded {
+        let products: [Product]
+        do {
+            products = try Catalog.parse(file)
+        } catch {
+            throw LedgerServiceError(.invalidRequest, error.description)
+        }
+        return try await mappingDatabaseErrors {
+            let loaded = CatalogLoaded(products: products, fileSha256: DocumentStore.name(of: file))
+            try await log.append([LedgerAppend(stream: Streams.catalog, expectation: .any, events: [.catalogLoaded(loaded)])], metadata: metadata)
+            return loaded
+        }
+    }
+
+    /// The current catalog, checked against the stream's head on `connection`.
+    func current(on connection: Connection) throws -> Catalog {
+        let head: Int64 = try connection.query(
+            "SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)")[0].decode(0)
+        let cached = state.withLock { $0 }
+        if cached.version == head { return cached.catalog }
+        var catalog = Catalog()
+        for row in try connection.query("""
+            SELECT payload FROM events WHERE stream_id = \(Streams.catalog) AND stream_version <= \(head) ORDER BY stream_version
+            """) {
+            catalog.merge(try LedgerJSON.decoder.decode(CatalogLoaded.self, from: Data(row.decode(0, as: JSONB.self).bytes)))
+        }
+        state.withLock { if $0.version < head { $0 = (head, catalog) } }
+        return catalog
+    }
+}

@@ -1,0 +1,203 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// How a child process ended.
+struct ProcessExit: Sendable, Equatable, CustomStringConvertible {
+    /// The exit code, or the signal's number when `signaled`.
+    var status: Int32
+    var signaled: Bool
+
+    var description: String { signaled ? "killed by signal \(status)" : "exit \(status)" }
+}
+
+/// The built `purchase-ledger` binary run in a process of its own (as users run it), its output
+/// in a file, its end observed without blocking a thread of the cooperative pool.
+final class LedgerProcess: Sendable {
+    let process: Process
+    let output: URL
+    private let ended = Mutex<ProcessExit?>(nil)
+
+    private init(process: Process, output: URL) {
+        self.process = process
+        self.output = output
+    }
+
+    /// The tool beside the test bundle in the build folder (as `ToolRun` in CLITests finds it).
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("purchase-ledger")
+    }
+
+    /// This process's environment without the ledger's settings, `LOG_LEVEL=warning`, then `overrides`.
+    static func environment(_ overrides: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in [
+            "LEDGER_HTTP_ADDRESS", "LEDGER_API_TOKENS", "LEDGER_CATALOG", "LEDGER_TRANSFER_POLICY", "LEDGER_COMMISSION",
+            "APPLE_BUNDLE_ID", "APPLE_SHARED_SECRET", "APPLE_ROOT_CERTIFICATES",
+            "APPLE_VERIFY_RECEIPT_PRODUCTION_URL", "APPLE_VERIFY_RECEIPT_SANDBOX_URL",
+        ] {
+            environment[name] = nil
+        }
+        environment["LOG_LEVEL"] = "warning"
+        environment.merge(overrides) { $1 }
+        return environment
+    }
+
+    /// Starts `purchase-ledger ARGUMENTS` with `environment` (see `environment(_:)`).
+    static func start(_ arguments: [String], environment: [String: String]) throws -> LedgerProcess {
+        let binary = Self.binary
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw HarnessError("no purchase-ledger binary at \(binary.path): build it first (swift build --build-tests)")
+        }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-process-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = Self.environment(environment)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = handle
+        process.standardError = handle
+        let child = LedgerProcess(process: process, output: output)
+        process.terminationHandler = { process in
+            let exit = ProcessExit(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal)
+            child.ended.withLock { $0 = exit }
+        }
+        defer { try? handle.close() }  // the child has its own copy once started
+        try process.run()
+        return child
+    }
+
+    /// Runs `purchase-ledger ARGUMENTS` to its end; returns how it ended and what it printed.
+    static func run(_ arguments: [String], environment: [String: String], within limit: Duration = .seconds(120)) async throws -> (exit: ProcessExit, output: String) {
+        let child = try start(arguments, environment: environment)
+        defer { child.removeOutput() }
+        do {
+            let exit = try await child.waitForExit(within: limit)
+            return (exit, child.outputText)
+        } catch {
+            child.send(SIGKILL)
+            throw error
+        }
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    /// How it ended; nil while it runs.
+    var exit: ProcessExit? { ended.withLock { $0 } }
+
+    /// Sends `signal` while the process runs (never to a pid that may have been reused).
+    func send(_ signal: Int32) {
+        guard exit == nil else { return }
+        _ = kill(pid, signal)
+    }
+
+    func waitForExit(within limit: Duration) async throws -> ProcessExit {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            if let exit { return exit }
+            guard ContinuousClock.now < deadline else {
+                throw HarnessError("purchase-ledger \(process.arguments ?? []) did not end within \(limit):\n\(outputTail())")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Polls `GET /healthz` until it answers 200; fails at once when the process ends first.
+    func waitUntilHealthy(_ client: LedgerClient, within limit: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + limit
+        var last = "no answer"
+        while ContinuousClock.now < deadline {
+            if let exit {
+                throw HarnessError("the server ended (\(exit)) before it answered /healthz:\n\(outputTail())")
+            }
+            do {
+                let answer = try await client.request(.GET, "/healthz", token: nil, timeout: .seconds(2))
+                if answer.status == 200 { return }
+                last = "HTTP \(answer.status) \(answer.json)"
+            } catch {
+                last = "\(error)"
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("\(client.base)/healthz did not answer 200 within \(limit) (last: \(last)):\n\(outputTail())")
+    }
+
+    var outputText: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+    func outputTail(_ characters: Int = 4_000) -> String { String(outputText.suffix(characters)) }
+    func removeOutput() { try? FileManager.default.removeItem(at: output) }
+}
+
+/// An HTTP client of a ledger at `base` (a server in another process), answering as
+/// `LedgerHarness` does. A refused connection fails at once instead of being retried.
+struct LedgerClient: Sendable {
+    let base: String
+    let http: HTTPClient
+
+    init(port: Int) {
+        base = "http://127.0.0.1:\(port)"
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(2)
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    func shutdown() async { try? await http.shutdown() }
+
+    func request(
+        _ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = LedgerHarness.appToken, timeout: TimeAmount = .seconds(30)
+    ) async throws -> LedgerHarness.Answer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await http.execute(request, timeout: timeout)
+        let bytes = try await response.body.collect(upTo: 8 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: bytes))) as? [String: any Sendable] ?? [:]
+        return LedgerHarness.Answer(status: Int(response.status.code), json: json, headers: response.headers.map { ($0.name, $0.value) })
+    }
+
+    func post(_ path: String, _ fields: [String: String]) async throws -> LedgerHarness.Answer {
+        let data = try JSONSerialization.data(withJSONObject: fields)
+        return try await request(.POST, path, body: String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// A loopback TCP port nothing listens on now: bound to port 0, read, closed.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw HarnessError("socket() failed: errno \(errno)") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw HarnessError("bind() failed: errno \(errno)") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw HarnessError("getsockname() failed: errno \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Waits, with a deadline, until `condition` holds; throws naming `what` if it never does.
+func waitUntil(_ what: String, within limit: Duration, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw HarnessError("timed out after \(limit) waiting until \(what)")
+}
