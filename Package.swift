@@ -154,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSimulatorTests",
-            dependencies: ["AppleSimulator", "AppStore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: ["AppleSimulator", "AppStore", "TestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Postgres", "EventStore"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"]),

@@ -21,26 +21,8 @@ public struct SignedDataVerifiers: Sendable {
         try await verifier(for: signedPayload).verifyNotification(signedPayload: signedPayload)
     }
 
-    /// Reads, without trusting it, the environment the payload claims (`environment`, or
-    /// `data.environment` in a notification). The chosen verifier checks it again.
+    /// The verifier of the environment the payload claims; that verifier checks the claim.
     private func verifier(for jws: String) -> SignedDataVerifier {
-        struct Claims: Decodable {
-            struct Inner: Decodable { var environment: String? }
-            var environment: String?
-            var data: Inner?
-            var summary: Inner?
-        }
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Self.base64URLDecode(String(parts[1])),
-              let claims = try? JSONDecoder().decode(Claims.self, from: payload)
-        else { return production }
-        let claimed = claims.environment ?? claims.data?.environment ?? claims.summary?.environment
-        return claimed.flatMap(AppStoreEnvironment.init(appleValue:)) == .sandbox ? sandbox : production
-    }
-
-    static func base64URLDecode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
+        SignedDataVerifier.claimedEnvironment(of: jws) == .sandbox ? sandbox : production
     }
 }

@@ -57,27 +57,6 @@ enum SimulatorHarness {
     }
 }
 
-/// A loopback TCP port that refuses connections: bound but never listening, so no other test can
-/// take it while `body` runs (a port freed by a stopped server could be handed out again).
-func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
-    let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socketFD >= 0 else { throw RefusingPortError(errno: errno) }
-    defer { close(socketFD) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0 }
-    }
-    guard bound else { throw RefusingPortError(errno: errno) }
-    return try await body(Int(UInt16(bigEndian: address.sin_port)))
-}
-
-struct RefusingPortError: Error {
-    var errno: Int32
-}
-
 /// Raw HTTP against the simulator, for what does not go through the AppStore client.
 enum RawHTTP {
     struct Reply {

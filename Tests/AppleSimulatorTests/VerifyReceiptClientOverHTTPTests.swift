@@ -1,6 +1,7 @@
 import AppStore
 import AppleSimulator
 import Foundation
+import TestSupport
 import Testing
 
 /// The verifyReceipt client's own rules (request body, environment switches, 21002 retries, the
@@ -136,7 +137,7 @@ struct VerifyReceiptClientOverHTTPTests {
 
     @Test("a refused connection is retry later, with an attempt that has no HTTP status")
     func connectionRefused() async throws {
-        let outcome = try await withRefusingPort { port in
+        let outcome = try await LoopbackPort.refusing { port in
             let url = "http://127.0.0.1:\(port)/production/verifyReceipt"
             return try await VerifyReceiptClient(configuration: VerifyReceiptConfiguration(
                 productionURL: url, sandboxURL: url, timeout: .milliseconds(500))).verify(receiptData: "r")

@@ -1,9 +1,7 @@
 import AppleSimulator
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Ledger
+import TestSupport
 import Testing
 
 @Suite("Apple down: receipts stay pending, the worker retries, nothing is lost or doubled")
@@ -42,15 +40,16 @@ struct PendingFlowTests {
     @Test("a refused connection answers pending at once, not after the whole time-out")
     func refusedConnection() async throws {
         // verifyReceipt pointed at a port where nothing listens: connection refused.
-        let closed = try ClosedPort()
-        try await LedgerHarness.with(timeout: .seconds(10), verifyReceiptURL: closed.url) { ledger in
-            let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
-            let start = ContinuousClock.now
-            let answer = try await ledger.submit(user: "u1", purchase: purchase)
-            let elapsed = ContinuousClock.now - start
-            #expect(answer.status == 202)
-            #expect(elapsed < .seconds(3), "a refused connection took \(elapsed)")
-            #expect(try await ledger.count("ReceiptSubmitted") == 1)
+        try await LoopbackPort.refusing { port in
+            try await LedgerHarness.with(timeout: .seconds(10), verifyReceiptURL: "http://127.0.0.1:\(port)/verifyReceipt") { ledger in
+                let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
+                let start = ContinuousClock.now
+                let answer = try await ledger.submit(user: "u1", purchase: purchase)
+                let elapsed = ContinuousClock.now - start
+                #expect(answer.status == 202)
+                #expect(elapsed < .seconds(3), "a refused connection took \(elapsed)")
+                #expect(try await ledger.count("ReceiptSubmitted") == 1)
+            }
         }
     }
 
@@ -81,28 +80,5 @@ struct PendingFlowTests {
             }
             #expect(doubled == 0)
         }
-    }
-}
-
-/// A loopback port that refuses connections: bound, never listening.
-struct ClosedPort {
-    let url: String
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var bound = address
-        let result = withUnsafePointer(to: &bound) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else { throw HarnessError("bind failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &bound) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        // Kept bound (not listening) for the life of the process so no one else takes the port.
-        url = "http://127.0.0.1:\(UInt16(bigEndian: bound.sin_port))/verifyReceipt"
     }
 }

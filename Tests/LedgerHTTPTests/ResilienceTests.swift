@@ -25,7 +25,7 @@ struct ResilienceTests {
             _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
             let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration())).start()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pl-kill-\(UUID().uuidString)")
-            let port = try freeLoopbackPort()
+            let port = try LoopbackPort.free()
             let arguments = ["serve", "--address", "127.0.0.1:\(port)"]
             var servers: [LedgerProcess] = []
             // Each client must be shut down on every path (AsyncHTTPClient traps in debug otherwise).

@@ -171,27 +171,6 @@ struct LedgerClient: Sendable {
     }
 }
 
-/// A loopback TCP port nothing listens on now: bound to port 0, read, closed.
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw HarnessError("socket() failed: errno \(errno)") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0 else { throw HarnessError("bind() failed: errno \(errno)") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard named == 0 else { throw HarnessError("getsockname() failed: errno \(errno)") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// Waits, with a deadline, until `condition` holds; throws naming `what` if it never does.
 func waitUntil(_ what: String, within limit: Duration, _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + limit
