@@ -133,7 +133,11 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore",
+                "Postgres", "EventStore", "AppStore", "AppleSimulator", "LedgerService", "LedgerHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

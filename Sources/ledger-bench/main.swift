@@ -30,12 +30,22 @@ case "append-rate":
     try await StoreBench.appendRate(conninfo: conninfo, callers: callers, seconds: seconds)
 case "read-profile":
     try await StoreBench.readProfile(conninfo: environment["DATABASE_URL"] ?? "")
+case "flow":
+    // ledger-bench flow CLIENTS SECONDS: one round of receipts through the HTTP server, for
+    // Tools/bench to interleave with pgbench rounds.
+    guard arguments.count == 3, let clients = Int(arguments[1]), let seconds = Double(arguments[2]),
+        let conninfo = environment["DATABASE_URL"]
+    else {
+        FileHandle.standardError.write(Data("usage: ledger-bench flow CLIENTS SECONDS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds)
 case "apple":
     // Tools/bench runs from the repository's root, where the fixtures are.
     let fixture = environment["BENCH_FIXTURE"]
         ?? "Tests/Fixtures/apple/verifyreceipt-ios7-subscription-42-in_app-monthly-yearly-imdhemy.json"
     try AppleBench.run(fixture: URL(fileURLWithPath: fixture))
 default:
-    FileHandle.standardError.write(Data("usage: ledger-bench store|apple\n".utf8))
+    FileHandle.standardError.write(Data("usage: ledger-bench store|apple|flow\n".utf8))
     exit(2)
 }

@@ -1,0 +1,146 @@
+import AppleSimulator
+import AppStore
+import AsyncHTTPClient
+import EventStore
+import Foundation
+import LedgerHTTP
+import LedgerService
+import Logging
+import NIOCore
+import NIOHTTP1
+import Postgres
+import Synchronization
+import X509
+
+/// `Tools/bench flow`: `POST /v1/receipts` through the real HTTP server from `clients`
+/// concurrent clients, the simulator answering verifyReceipt at once over loopback HTTP, and
+/// PostgreSQL durable. Every purchase is ordered and bought before the clock starts, so only the
+/// receipts are timed. Prints "RATE P50_MS P99_MS DELIVERED".
+enum FlowBench {
+    static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}]}"#
+    static let token = "bench-app-token"
+
+    static func run(conninfo: String, clients: Int, seconds: Double) async throws {
+        var logger = Logger(label: "bench.flow")
+        logger.logLevel = .error
+        // A schema of this round's own: the simulator's ids start afresh in every process.
+        let schema = "flow_" + UUID().uuidString.prefix(8).lowercased()
+        let admin = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
+        try await admin.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
+        await admin.close()
+        let schemaConninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: conninfo)
+        let pool = ConnectionPool(conninfo: schemaConninfo, maxConnections: 2, logger: logger)
+        try await Migrator().migrate(pool: pool, logger: logger)
+
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
+        let server = try await LedgerServer(
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, conninfo: schemaConninfo, tokens: try APITokens(parsing: "\(token):app"),
+                ledger: LedgerConfiguration(bundleId: "com.example.app"),
+                verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16),
+            logger: logger
+        ).start()
+        _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+
+        // Enough purchases for the round, bought up front (orders through the service, as the
+        // app's backend would have created them before the client paid).
+        let count = Int(seconds * 1_500)
+        let purchases = try await prepare(count: count, server: server, simulator: apple.simulator)
+
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let next = Ticket()
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        let start = ContinuousClock.now
+        let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
+            for _ in 0..<clients {
+                group.addTask {
+                    var mine: [Duration] = []
+                    while ContinuousClock.now < deadline {
+                        let index = next.take()
+                        guard index < purchases.count else { break }
+                        let began = ContinuousClock.now
+                        try await submit(purchases[index], to: server.baseURL, client: client)
+                        mine.append(ContinuousClock.now - began)
+                    }
+                    return mine
+                }
+            }
+            var all: [Duration] = []
+            for try await some in group { all += some }
+            return all
+        }
+        let elapsed = ContinuousClock.now - start
+        try await client.shutdown()
+        let delivered: Int64 = try await pool.withConnection {
+            try $0.query("SELECT count(*) FROM events WHERE event_type = 'PurchaseDelivered'")[0].decode(0)
+        }
+        try await server.stop()
+        try await apple.stop()
+        await pool.close()
+
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+            return Double(value.components.seconds) * 1_000 + Double(value.components.attoseconds) / 1e15
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print(String(format: "%.0f %.2f %.2f %d", Double(sorted.count) / seconds, percentile(0.5), percentile(0.99), delivered))
+    }
+
+    private static func prepare(count: Int, server: RunningLedgerServer, simulator: AppleSimulator) async throws -> [(user: String, receipt: String, transaction: String)] {
+        try await withThrowingTaskGroup(of: [(String, String, String)].self) { group in
+            let workers = 8
+            for worker in 0..<workers {
+                group.addTask {
+                    var made: [(String, String, String)] = []
+                    for index in stride(from: worker, to: count, by: workers) {
+                        let user = "user-\(index)"
+                        let order = try await server.service.createOrder(
+                            userId: user, productId: "com.example.coins100", quantity: 1, metadata: RequestMetadata(actor: "bench"))
+                        let purchase = try await simulator.purchase(
+                            appleId: "apple-\(index)", productId: "com.example.coins100", environment: .production,
+                            appAccountToken: UUID(uuidString: order.appAccountToken))
+                        made.append((user, purchase.receiptData, purchase.transactionId))
+                    }
+                    return made
+                }
+            }
+            var all: [(user: String, receipt: String, transaction: String)] = []
+            for try await some in group { all += some.map { (user: $0.0, receipt: $0.1, transaction: $0.2) } }
+            return all
+        }
+    }
+
+    private static func submit(_ purchase: (user: String, receipt: String, transaction: String), to base: String, client: HTTPClient) async throws {
+        var request = HTTPClientRequest(url: base + "/v1/receipts")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body = try JSONSerialization.data(withJSONObject: [
+            "user_id": purchase.user, "receipt_data": purchase.receipt, "transaction_id": purchase.transaction,
+        ])
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else { throw BenchError("a receipt was answered \(response.status.code)") }
+    }
+}
+
+/// Hands out 0, 1, 2, ... to concurrent clients.
+final class Ticket: Sendable {
+    private let next = Mutex(0)
+
+    func take() -> Int {
+        next.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
