@@ -7,19 +7,48 @@ import Logging
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Recompute the event hash chain; exit 3 naming the first event that does not match.")
+        abstract: "Recompute the event hash chain; exit 3 naming the first event that does not match.",
+        discussion: "With --digest POSITION:HASH (as printed by `digest`), also prove that the log still extends that published head.")
 
     @OptionGroup var database: DatabaseOptions
 
+    @Option(name: .customLong("digest"), help: "A published chain head, POSITION:HASH, the log must still extend")
+    var digest: String?
+
+    func validate() throws {
+        if let digest, ChainDigest(parsing: digest) == nil {
+            throw ValidationError("--digest must be POSITION:HASH, the hash as 64 hex digits (what `purchase-ledger digest` prints)")
+        }
+    }
+
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.verify")
-        let (outcome, documents) = try await database.withDatabase(logger: logger) { _, pool in
-            let chain = try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
-            return (chain, try await DocumentVerifier(pool: pool).verify())
+        let published = digest.flatMap(ChainDigest.init(parsing:))
+        let (outcome, documents, digestCheck) = try await database.withDatabase(logger: logger) { _, pool in
+            let verifier = ChainVerifier(pool: pool)
+            let chain = try await verifier.verify(progress: TerminalProgress.reporter(label: "verified"))
+            var digestCheck: ChainVerifier.DigestCheck?
+            if let published, case .verified = chain { digestCheck = try await verifier.check(published) }
+            return (chain, try await DocumentVerifier(pool: pool).verify(), digestCheck)
         }
         TerminalProgress.finish()
         try printChainOutcome(outcome)
+        if let published, let digestCheck { try printDigestCheck(digestCheck, of: published) }
         try printDocumentsOutcome(documents)
+    }
+}
+
+/// Prints what a published digest says; a log that no longer extends it exits 3.
+func printDigestCheck(_ check: ChainVerifier.DigestCheck, of digest: ChainDigest) throws {
+    switch check {
+    case .extends:
+        print("digest verified: the log extends \(digest)")
+    case .truncated(let head):
+        print("digest broken: the log ends at position \(head), before the published position \(digest.position)")
+        throw ExitCode(3)
+    case .differs(let found):
+        print("digest broken: the event at position \(digest.position) has hash \(found.hexString), not the published \(digest.hash.hexString)")
+        throw ExitCode(3)
     }
 }
 
