@@ -17,6 +17,8 @@ struct SignedTransactionPayload: Encodable, Sendable {
     var quantity: Int
     var type: String
     var appAccountToken: String?
+    /// One per Apple account and app, the same in every transaction of that account.
+    var appTransactionId: String
     var inAppOwnershipType: String
     var signedDate: Int64
     /// 0 other, 1 an issue in the app; nil when not refunded, and for Family Sharing revocations.
@@ -47,6 +49,7 @@ struct SignedTransactionPayload: Encodable, Sendable {
         quantity = t.quantity
         type = t.kind.jwsType
         appAccountToken = t.appAccountToken?.uuidString.lowercased()
+        appTransactionId = Self.appTransactionId(appleId: t.appleId, bundleId: t.bundleId)
         inAppOwnershipType = "PURCHASED"
         self.signedDate = signedDate
         revocationReason = t.isRefunded ? t.cancellationReason : nil
@@ -60,6 +63,17 @@ struct SignedTransactionPayload: Encodable, Sendable {
         storefrontId = "143441"
         price = t.priceMilliunits
         currency = t.currency
+    }
+
+    /// A stable 18-digit id like Apple's, derived from the account and app (FNV-1a), so a
+    /// restart of the simulator names an account as before.
+    static func appTransactionId(appleId: String, bundleId: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (appleId + "\u{0}" + bundleId).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash % 10_000_000_000_000_000)
+        return "70" + String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
 

@@ -13,10 +13,19 @@ public struct Decision: Sendable, Hashable {
     public var outcome: Outcome
     /// Appends to streams other than the submission's own.
     public var appends: [LedgerAppend]
+    /// The transactions the receipt listed together, recorded in the submission's stream
+    /// before its closing event (nil for another app's receipt, or one listing a single purchase).
+    public var appleAccount: AppleAccountObserved?
 
-    public init(outcome: Outcome, appends: [LedgerAppend]) {
+    public init(outcome: Outcome, appends: [LedgerAppend], appleAccount: AppleAccountObserved? = nil) {
         self.outcome = outcome
         self.appends = appends
+        self.appleAccount = appleAccount
+    }
+
+    /// The events that close the submission's stream.
+    public func closingEvents(for submission: Submission) -> [LedgerEvent] {
+        (appleAccount.map { [LedgerEvent.appleAccountObserved($0)] } ?? []) + [closingEvent(for: submission)]
     }
 
     /// The event that closes the submission's stream.

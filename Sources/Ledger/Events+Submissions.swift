@@ -119,3 +119,23 @@ public enum RejectionCode: String, Sendable, Hashable, Codable, CaseIterable {
     case unknownProduct = "unknown_product"
     case ownedByAnotherUser = "owned_by_another_user"
 }
+
+/// The original transactions one receipt of this app listed together: they belong to one Apple
+/// account (a receipt is one Apple ID's), which the ownership projection unions across every
+/// receipt seen. Recorded with the decision when the receipt lists more than one.
+public struct AppleAccountObserved: LedgerEventPayload {
+    public static let eventType = "AppleAccountObserved"
+    public var submissionId: String
+    public var environment: String
+    /// Sorted, without duplicates.
+    public var originalTransactionIds: [String]
+    /// The `appTransactionId` of the receipt's entries, when Apple gave one.
+    public var appTransactionId: String?
+
+    public init(submissionId: String, environment: String, originalTransactionIds: [String], appTransactionId: String?) {
+        self.submissionId = submissionId
+        self.environment = environment
+        self.originalTransactionIds = originalTransactionIds
+        self.appTransactionId = appTransactionId
+    }
+}

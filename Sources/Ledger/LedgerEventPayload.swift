@@ -34,6 +34,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case ownershipTransferred(OwnershipTransferred)
     case appleNotificationReceived(AppleNotificationReceived)
     case purchaseRefunded(PurchaseRefunded)
+    case appleAccountObserved(AppleAccountObserved)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -55,6 +56,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case OwnershipTransferred.eventType: self = .ownershipTransferred(try decode(OwnershipTransferred.self))
         case AppleNotificationReceived.eventType: self = .appleNotificationReceived(try decode(AppleNotificationReceived.self))
         case PurchaseRefunded.eventType: self = .purchaseRefunded(try decode(PurchaseRefunded.self))
+        case AppleAccountObserved.eventType: self = .appleAccountObserved(try decode(AppleAccountObserved.self))
         default: self = .unknown(type: type)
         }
     }
@@ -77,6 +79,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .ownershipTransferred(let p): p
         case .appleNotificationReceived(let p): p
         case .purchaseRefunded(let p): p
+        case .appleAccountObserved(let p): p
         case .unknown: nil
         }
     }

@@ -11,6 +11,23 @@ public enum PurchaseDecider {
         if evidence.bundleId == nil {
             return reject(.bundleIdMismatch, "Apple's answer names no bundle id")
         }
+        let account = appleAccount(of: evidence, submissionId: submission.submissionId)
+        var decision = decideForApp(submission, evidence: evidence, context: context)
+        decision.appleAccount = account
+        return decision
+    }
+
+    /// The receipt's transactions as one Apple account's, when it lists more than one purchase.
+    static func appleAccount(of evidence: Evidence, submissionId: String) -> AppleAccountObserved? {
+        let originals = Set(evidence.entries.map(\.originalTransactionId)).sorted()
+        guard originals.count > 1 else { return nil }
+        return AppleAccountObserved(
+            submissionId: submissionId, environment: evidence.environment, originalTransactionIds: originals,
+            appTransactionId: evidence.entries.compactMap(\.appTransactionId).min())
+    }
+
+    /// `decide` once the evidence is known to be this app's.
+    static func decideForApp(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
         var work = Work(submission: submission, evidence: evidence, context: context)
         if let transactionId = submission.transactionId {
             guard let entry = evidence.entry(transactionId) else {

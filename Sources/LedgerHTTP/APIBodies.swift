@@ -112,8 +112,9 @@ enum APIAnswers {
             try c.encode(view.userId, forKey: .userId)
             try c.encode(view.balances, forKey: .balances)
             try c.encode(view.entitlements.map(EntitlementJSON.init), forKey: .entitlements)
+            try c.encode(view.appleAccounts, forKey: .appleAccounts)
         }
-        enum Keys: String, CodingKey { case userId, balances, entitlements }
+        enum Keys: String, CodingKey { case userId, balances, entitlements, appleAccounts }
     }
 
     struct EntitlementJSON: Encodable {
@@ -143,5 +144,41 @@ enum APIAnswers {
             try c.encode(view.environment, forKey: .environment)
         }
         enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, status, expiresAt, autoRenew, inTrial, environment }
+    }
+
+    struct Ownership: Encodable {
+        var view: OwnershipView
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(view.originalTransactionId, forKey: .originalTransactionId)
+            try c.encode(view.productId, forKey: .productId)
+            try c.encode(view.ownerUserId, forKey: .ownerUserId)
+            try c.encode(view.appleAccount, forKey: .appleAccount)
+            try c.encode(view.history.map(OwnershipChangeJSON.init), forKey: .history)
+        }
+        enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, appleAccount, history }
+    }
+
+    struct OwnershipChangeJSON: Encodable {
+        var change: OwnershipView.Change
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(change.position, forKey: .position)
+            try c.encode(change.recordedAt, forKey: .recordedAt)
+            try c.encode(change.userId, forKey: .userId)
+            try c.encode(change.reason, forKey: .reason)
+        }
+        enum Keys: String, CodingKey { case position, recordedAt, userId, reason }
+    }
+
+    struct AppleAccount: Encodable {
+        var view: AppleAccountView
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(view.appleAccount, forKey: .appleAccount)
+            try c.encode(view.users, forKey: .users)
+            try c.encode(view.originalTransactionIds, forKey: .originalTransactionIds)
+        }
+        enum Keys: String, CodingKey { case appleAccount, users, originalTransactionIds }
     }
 }

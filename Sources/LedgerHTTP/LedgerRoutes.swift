@@ -19,6 +19,8 @@ struct LedgerRoutes: Sendable {
         router.post("v1/notifications/apple") { request, context in try await notification(request, context) }
         router.get("v1/users/:user_id") { request, context in try await user(request, context) }
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
+        router.get("v1/ownership/:original_transaction_id") { request, context in try await ownership(request, context) }
+        router.get("v1/apple-accounts/:apple_account") { request, context in try await appleAccount(request, context) }
         router.get("healthz") { _, _ in try await health.response() }
         router.get("metrics") { _, _ in
             await health.refreshGauges(metrics)
@@ -102,6 +104,24 @@ struct LedgerRoutes: Sendable {
             throw APIError(.notFound, "not_found", "the ledger holds no subscription \(id)")
         }
         return try JSONResponse.make(APIAnswers.Subscription(view: view))
+    }
+
+    private func ownership(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.app, .finance], request, context)
+        let id = try APIBodies.identifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        guard let view = try await reads.ownership(id) else {
+            throw APIError(.notFound, "not_found", "the ledger holds no purchase \(id)")
+        }
+        return try JSONResponse.make(APIAnswers.Ownership(view: view))
+    }
+
+    private func appleAccount(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.finance], request, context)
+        let name = try APIBodies.identifier(try context.parameters.require("apple_account"), "apple_account")
+        guard let view = try await reads.appleAccount(name) else {
+            throw APIError(.notFound, "not_found", "the ledger has seen no Apple account \(name)")
+        }
+        return try JSONResponse.make(APIAnswers.AppleAccount(view: view))
     }
 
     private func record(_ outcome: SubmissionOutcome) {

@@ -123,7 +123,7 @@ public final class ProjectionRunner: Sendable {
             advance(to: start)
             return 0
         }
-        let decoded = try page.map { ($0.position, try $0.ledgerEvent) }
+        let decoded = try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
         let projections = projections
         let reached = try await store.pool.withTransaction { connection -> Int64 in
             try Self.lock(connection)
@@ -137,8 +137,8 @@ public final class ProjectionRunner: Sendable {
             var statements: [SQL] = []
             for projection in projections {
                 let checkpoint = checkpoints[projection.name] ?? 0
-                for (position, event) in decoded where position > checkpoint {
-                    statements += projection.changes(for: event).map(ProjectionSQL.statement(for:))
+                for (place, event) in decoded where place.position > checkpoint {
+                    statements += projection.changes(for: event, at: place).flatMap(ProjectionSQL.statements(for:))
                 }
                 statements.append("""
                     UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()

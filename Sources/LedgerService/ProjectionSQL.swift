@@ -4,6 +4,52 @@ import Postgres
 /// Turns a projection's row changes into SQL. Every statement is idempotent in effect or
 /// commutative, matching `ProjectionChange`'s contract.
 enum ProjectionSQL {
+    static func statements(for change: ProjectionChange) -> [SQL] {
+        switch change {
+        case .changeOwner(let original, let product, let kind, let environment, let user, let reason, let place):
+            // The newest position holds; the history keeps every change once, whatever the order.
+            return [
+                """
+                INSERT INTO projection_ownership (original_transaction_id, product_id, kind, environment, owner_user_id, owner_position)
+                VALUES (\(original), \(product), \(kind.rawValue), \(environment), \(user), \(place.position))
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    owner_user_id = excluded.owner_user_id, owner_position = excluded.owner_position
+                WHERE excluded.owner_position > projection_ownership.owner_position
+                """,
+                """
+                INSERT INTO projection_ownership_history (original_transaction_id, position, recorded_at_ms, user_id, reason)
+                VALUES (\(original), \(place.position), \(place.recordedAtMs), \(user), \(reason))
+                ON CONFLICT (original_transaction_id, position) DO NOTHING
+                """,
+            ]
+        case .linkAppleAccount(let originals, let appTransactionId):
+            // A union-find whose root is the group's smallest original_transaction_id, so the
+            // groups and their names come out the same in any order of the links.
+            let ids = PostgresArray(originals.map(Optional.some))
+            var statements: [SQL] = [
+                """
+                INSERT INTO projection_apple_account_members (original_transaction_id, root, app_transaction_id)
+                SELECT id, id, \(appTransactionId) FROM unnest(\(ids)::text[]) AS id
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    app_transaction_id = least(projection_apple_account_members.app_transaction_id, excluded.app_transaction_id)
+                """,
+            ]
+            if originals.count > 1 || appTransactionId != nil {
+                statements.append("""
+                    WITH joined AS (
+                        SELECT DISTINCT root FROM projection_apple_account_members
+                        WHERE original_transaction_id = ANY(\(ids)::text[])
+                           OR (\(appTransactionId)::text IS NOT NULL AND app_transaction_id = \(appTransactionId)))
+                    UPDATE projection_apple_account_members SET root = (SELECT min(root) FROM joined)
+                    WHERE root IN (SELECT root FROM joined) AND root <> (SELECT min(root) FROM joined)
+                    """)
+            }
+            return statements
+        default:
+            return [statement(for: change)]
+        }
+    }
+
     static func statement(for change: ProjectionChange) -> SQL {
         switch change {
         case .addToBalance(let user, let unit, let delta):
@@ -56,6 +102,8 @@ enum ProjectionSQL {
                        coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
                        coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
                 """
+        case .changeOwner, .linkAppleAccount:
+            preconditionFailure("statements(for:) writes these")
         }
     }
 }

@@ -86,7 +86,7 @@ public final class PurchaseService: Sendable {
             let decision = PurchaseDecider.decide(submission, evidence: evidence, context: context)
             let closing = LedgerAppend(
                 stream: Streams.submission(submission.submissionId), expectation: .exactly(submissionVersion),
-                events: leadingEvents + [decision.closingEvent(for: submission)])
+                events: leadingEvents + decision.closingEvents(for: submission))
             do {
                 try await log.append([closing] + decision.appends, metadata: metadata)
                 return SubmissionOutcome(decision.outcome)

@@ -16,6 +16,8 @@ public struct UserView: Sendable, Hashable, Codable {
     public var userId: String
     public var balances: [String: Int64]
     public var entitlements: [Entitlement]
+    /// The Apple accounts that paid for anything this user held (CONTRACT.md names).
+    public var appleAccounts: [String]
 }
 
 /// `GET /v1/subscriptions/{original_transaction_id}`.
@@ -73,7 +75,9 @@ public struct ReadModels: Sendable {
                         productId: try row.decode(1), originalTransactionId: original, kind: kind, active: active,
                         expiresAt: expires.map(Timestamps.iso8601)))
                 }
-                return UserView(userId: userId, balances: balances, entitlements: entitlements)
+                return UserView(
+                    userId: userId, balances: balances, entitlements: entitlements,
+                    appleAccounts: try Self.appleAccounts(of: userId, on: connection))
             }
         }
     }

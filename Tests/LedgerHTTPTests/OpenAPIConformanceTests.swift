@@ -19,6 +19,8 @@ struct OpenAPIConformanceTests {
         .init("POST", "/v1/notifications/apple"),
         .init("GET", "/v1/users/{user_id}"),
         .init("GET", "/v1/subscriptions/{original_transaction_id}"),
+        .init("GET", "/v1/ownership/{original_transaction_id}"),
+        .init("GET", "/v1/apple-accounts/{apple_account}"),
         .init("GET", "/healthz"),
         .init("GET", "/metrics"),
         .init("GET", "/openapi.yaml"),
@@ -28,8 +30,6 @@ struct OpenAPIConformanceTests {
     /// revenue). They answer 404 `not_found` today; when one lands, its test below fails, and it
     /// moves to `served`.
     static let pendingNextIssue: [OpenAPIOperation] = [
-        .init("GET", "/v1/ownership/{original_transaction_id}"),
-        .init("GET", "/v1/apple-accounts/{apple_account}"),
         .init("GET", "/v1/timelines/transactions/{id}"),
         .init("GET", "/v1/timelines/orders/{id}"),
         .init("GET", "/v1/timelines/users/{id}"),
@@ -39,11 +39,7 @@ struct OpenAPIConformanceTests {
     /// Fields the document requires that the server does not answer yet, each named
     /// `Schema.property`. Not a silent skip: the scenarios below must meet every entry, so an
     /// entry that stops occurring (the field arrived) fails the test until it is removed.
-    static let knownGaps: Set<String> = [
-        // CONTRACT.md: "GET /v1/users/{id} lists the user's apple_accounts" — arrives with the
-        // Apple-accounts work of the next issue; the document already requires it.
-        "User.apple_accounts",
-    ]
+    static let knownGaps: Set<String> = []
 
     @Test("GET /openapi.yaml serves, without a token, the shipped OpenAPI 3.1 document, which documents exactly the served operations and those of the next issue")
     func documentMatchesTable() async throws {
@@ -97,6 +93,10 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(operation: .init("POST", "/v1/notifications/apple"), path: "/v1/notifications/apple", body: #"{"signedPayload":"a.b.c"}"#, status: 401),
                 OpenAPIProbe(operation: .init("GET", "/v1/users/{user_id}"), path: "/v1/users/sweep", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/v1/subscriptions/{original_transaction_id}"), path: "/v1/subscriptions/\(original)", body: nil, status: 200),
+                OpenAPIProbe(operation: .init("GET", "/v1/ownership/{original_transaction_id}"), path: "/v1/ownership/\(original)", body: nil, status: 200),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/apple-accounts/{apple_account}"), path: "/v1/apple-accounts/otx:\(original)", body: nil, status: 200,
+                    token: LedgerHarness.financeToken),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),
@@ -106,7 +106,7 @@ struct OpenAPIConformanceTests {
             for probe in probes {
                 let method = HTTPMethod(rawValue: probe.operation.method)
                 let needsToken = document.requiresToken(probe.operation)
-                let answer = try await ledger.openAPIExchange(method, probe.path, body: probe.body, token: needsToken ? LedgerHarness.appToken : nil)
+                let answer = try await ledger.openAPIExchange(method, probe.path, body: probe.body, token: needsToken ? probe.token : nil)
                 #expect(answer.status == probe.status, "\(probe.operation) answered \(answer.status): \(answer.text.prefix(300))")
                 #expect(answer.status != 404, "\(probe.operation) is not routed: \(answer.text.prefix(300))")
                 Self.expectRequestID(answer, "\(probe.operation)")
@@ -207,6 +207,18 @@ struct OpenAPIConformanceTests {
             conform(users, try await ledger.openAPIExchange(.GET, "/v1/users/u2"), "user with a subscription", status: 200)
             conform(subscriptions, try await ledger.openAPIExchange(.GET, "/v1/subscriptions/424242424242"),
                     "subscription unknown", status: 404, code: "not_found")
+            let ownership = OpenAPIOperation("GET", "/v1/ownership/{original_transaction_id}")
+            let owned = try await ledger.openAPIExchange(.GET, "/v1/ownership/\(signed.transaction.originalTransactionId)")
+            conform(ownership, owned, "ownership of a non-consumable", status: 200)
+            conform(ownership, try await ledger.openAPIExchange(.GET, "/v1/ownership/424242424242"), "ownership unknown", status: 404, code: "not_found")
+            let appleAccounts = OpenAPIOperation("GET", "/v1/apple-accounts/{apple_account}")
+            let accountName = try #require(owned.jsonObject?["apple_account"] as? String)
+            conform(appleAccounts, try await ledger.openAPIExchange(.GET, "/v1/apple-accounts/\(accountName)", token: LedgerHarness.financeToken),
+                    "Apple account", status: 200)
+            conform(appleAccounts, try await ledger.openAPIExchange(.GET, "/v1/apple-accounts/\(accountName)"),
+                    "Apple account with the app token", status: 403, code: "forbidden")
+            conform(appleAccounts, try await ledger.openAPIExchange(.GET, "/v1/apple-accounts/otx:424242", token: LedgerHarness.financeToken),
+                    "Apple account unknown", status: 404, code: "not_found")
 
             // Operations.
             conform(.init("GET", "/healthz"), try await ledger.openAPIExchange(.GET, "/healthz", token: nil), "health", status: 200)
@@ -291,6 +303,8 @@ struct OpenAPIProbe: Sendable {
     var path: String
     var body: String?
     var status: Int
+    /// The token the operation's scope needs: `app` unless it is finance-only.
+    var token: String = LedgerHarness.appToken
 }
 
 // MARK: - The document

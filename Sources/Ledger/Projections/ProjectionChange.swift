@@ -13,6 +13,25 @@ public enum ProjectionChange: Sendable, Hashable {
     case mergeSubscriptionEntry(originalTransactionId: String, environment: String, entry: SubscriptionEntry)
     /// A subscription's renewal state, kept when newer than the stored one.
     case observeRenewal(originalTransactionId: String, renewal: RenewalObservation)
+    /// Who holds `originalTransactionId` from the event at `place` on (nil: nobody, refunded or
+    /// revoked), and why; the newest position wins and every change is kept as history.
+    case changeOwner(originalTransactionId: String, productId: String, kind: ProductKind, environment: String,
+                     userId: String?, reason: String, place: EventPlace)
+    /// These original transactions belong to one Apple account (seen in one receipt, or one
+    /// purchase carrying `appTransactionId`): their groups are united.
+    case linkAppleAccount(originalTransactionIds: [String], appTransactionId: String?)
+}
+
+/// Where an event sits in the log, for projections that keep history.
+public struct EventPlace: Sendable, Hashable {
+    public var position: Int64
+    /// Milliseconds since 1970, UTC, when the event was recorded.
+    public var recordedAtMs: Int64
+
+    public init(position: Int64, recordedAtMs: Int64) {
+        self.position = position
+        self.recordedAtMs = recordedAtMs
+    }
 }
 
 /// A read model: a name, a version (bump it when `changes(for:)` changes, and the projection is
@@ -22,11 +41,20 @@ public protocol Projection: Sendable {
     var version: Int32 { get }
     /// The tables it owns, emptied before a rebuild.
     var tables: [String] { get }
+    func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange]
+}
+
+/// A projection whose rows do not depend on where its events sit in the log.
+public protocol PlacelessProjection: Projection {
     func changes(for event: LedgerEvent) -> [ProjectionChange]
 }
 
+extension PlacelessProjection {
+    public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] { changes(for: event) }
+}
+
 /// Balances per user and grant unit: credits from deliveries, debits from refunds of consumables.
-public struct BalancesProjection: Projection {
+public struct BalancesProjection: PlacelessProjection {
     public init() {}
     public let name = "balances"
     public let version: Int32 = 1
@@ -46,7 +74,7 @@ public struct BalancesProjection: Projection {
 
 /// Entitlements: the owned products (non-consumables, subscriptions) each user holds, by
 /// `original_transaction_id`.
-public struct EntitlementsProjection: Projection {
+public struct EntitlementsProjection: PlacelessProjection {
     public init() {}
     public let name = "entitlements"
     public let version: Int32 = 1
@@ -68,7 +96,7 @@ public struct EntitlementsProjection: Projection {
 
 /// Subscriptions per `original_transaction_id`: every transaction Apple showed of it and its
 /// newest renewal state; `SubscriptionSummary` turns them into status and expiry.
-public struct SubscriptionsProjection: Projection {
+public struct SubscriptionsProjection: PlacelessProjection {
     public init() {}
     public let name = "subscriptions"
     public let version: Int32 = 1
@@ -100,5 +128,5 @@ public struct SubscriptionsProjection: Projection {
 
 public enum Projections {
     /// Every projection the ledger maintains, in the order they are applied.
-    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection()]
+    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection()]
 }
