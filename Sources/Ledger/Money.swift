@@ -29,4 +29,15 @@ public struct Money: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     public var description: String { "\(minorUnits) \(currency) minor units" }
+
+    /// The amount as a plain decimal in major units ("-12.05", "120" for JPY), built from the
+    /// integer, for CSV and tables.
+    public var decimal: String {
+        let digits = Self.minorDigits(of: currency)
+        guard digits > 0 else { return String(minorUnits) }
+        let magnitude = minorUnits.magnitude
+        let scale: UInt64 = 100
+        let fraction = String(magnitude % scale)
+        return (minorUnits < 0 ? "-" : "") + "\(magnitude / scale)." + (fraction.count < 2 ? "0" + fraction : fraction)
+    }
 }

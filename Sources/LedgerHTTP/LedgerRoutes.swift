@@ -21,6 +21,7 @@ struct LedgerRoutes: Sendable {
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
         router.get("v1/ownership/:original_transaction_id") { request, context in try await ownership(request, context) }
         router.get("v1/apple-accounts/:apple_account") { request, context in try await appleAccount(request, context) }
+        router.get("v1/reports/revenue") { request, context in try await revenue(request, context) }
         router.get("healthz") { _, _ in try await health.response() }
         router.get("metrics") { _, _ in
             await health.refreshGauges(metrics)
@@ -122,6 +123,28 @@ struct LedgerRoutes: Sendable {
             throw APIError(.notFound, "not_found", "the ledger has seen no Apple account \(name)")
         }
         return try JSONResponse.make(APIAnswers.AppleAccount(view: view))
+    }
+
+    private func revenue(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.finance], request, context)
+        let parameters = request.uri.queryParameters
+        func value(_ name: String) -> String? { parameters.get(name) }
+        guard let from = value("from"), let to = value("to") else {
+            throw APIError.invalidRequest("from and to (YYYY-MM-DD) are required")
+        }
+        let groupText = value("group_by") ?? RevenueQuery.Grouping.day.rawValue
+        guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
+            throw APIError.invalidRequest("group_by is day, month or product, not \(groupText)")
+        }
+        let query: RevenueQuery
+        do {
+            query = try RevenueQuery(
+                from: from, to: to, groupBy: grouping, environment: value("environment") ?? "Production",
+                commission: service.configuration.commission)
+        } catch {
+            throw APIError.invalidRequest(error.message)
+        }
+        return try JSONResponse.make(try await reads.revenue(query))
     }
 
     private func record(_ outcome: SubmissionOutcome) {

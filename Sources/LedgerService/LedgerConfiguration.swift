@@ -13,19 +13,31 @@ public struct LedgerConfiguration: Sendable {
     public var retry: RetryPolicy
     /// How long a read waits for the projections to reach the log's head before it answers 503.
     public var readYourWritesTimeout: Duration
+    /// `LEDGER_COMMISSION`: Apple's commission in revenue reports.
+    public var commission: CommissionPlan
 
     public init(
         bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,
-        retry: RetryPolicy = RetryPolicy(), readYourWritesTimeout: Duration = .seconds(5)
+        retry: RetryPolicy = RetryPolicy(), readYourWritesTimeout: Duration = .seconds(5), commission: CommissionPlan = .standard
     ) {
         self.bundleId = bundleId
         self.sharedSecret = sharedSecret
         self.transferPolicy = transferPolicy
         self.retry = retry
         self.readYourWritesTimeout = readYourWritesTimeout
+        self.commission = commission
     }
 
-    /// Reads `APPLE_BUNDLE_ID` (required), `APPLE_SHARED_SECRET` and `LEDGER_TRANSFER_POLICY`.
+    /// Reads `LEDGER_COMMISSION` (`standard` when unset or empty).
+    public static func commission(from environment: [String: String]) throws(LedgerServiceError) -> CommissionPlan {
+        let text = environment["LEDGER_COMMISSION"].flatMap { $0.isEmpty ? nil : $0 } ?? CommissionPlan.standard.rawValue
+        guard let plan = CommissionPlan(rawValue: text) else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_COMMISSION is standard or small_business, not \(text)")
+        }
+        return plan
+    }
+
+    /// Reads `APPLE_BUNDLE_ID` (required), `APPLE_SHARED_SECRET`, `LEDGER_TRANSFER_POLICY` and `LEDGER_COMMISSION`.
     public init(environment: [String: String]) throws(LedgerServiceError) {
         guard let bundle = environment["APPLE_BUNDLE_ID"], !bundle.isEmpty else {
             throw LedgerServiceError(.invalidConfiguration, "APPLE_BUNDLE_ID is required: receipts are checked against it")
@@ -34,7 +46,9 @@ public struct LedgerConfiguration: Sendable {
         guard let policy = TransferPolicy(rawValue: policyText) else {
             throw LedgerServiceError(.invalidConfiguration, "LEDGER_TRANSFER_POLICY is keep or transfer, not \(policyText)")
         }
-        self.init(bundleId: bundle, sharedSecret: environment["APPLE_SHARED_SECRET"].flatMap { $0.isEmpty ? nil : $0 }, transferPolicy: policy)
+        self.init(
+            bundleId: bundle, sharedSecret: environment["APPLE_SHARED_SECRET"].flatMap { $0.isEmpty ? nil : $0 }, transferPolicy: policy,
+            commission: try Self.commission(from: environment))
     }
 }
 

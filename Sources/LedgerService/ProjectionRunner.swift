@@ -62,6 +62,16 @@ public final class ProjectionRunner: Sendable {
         }
     }
 
+    /// Applies the log up to its head and returns (for commands that read the projections
+    /// without a server running); `progress` gets (applied position, head) after each page.
+    public func catchUp(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws {
+        try await resetChangedProjections()
+        let head = try await store.headPosition()
+        while try await applyNextPage() > 0 {
+            progress?(appliedPosition, head)
+        }
+    }
+
     /// Returns once every projection has applied the log up to `position`, or throws
     /// `projectionsBehind` after `timeout`.
     public func waitUntilApplied(_ position: Int64, timeout: Duration) async throws {

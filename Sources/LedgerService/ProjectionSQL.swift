@@ -45,8 +45,53 @@ enum ProjectionSQL {
                     """)
             }
             return statements
+        case .setCatalogPrice, .addRevenueSale, .addRevenueRefund:
+            return revenueStatement(for: change).map { [$0] } ?? []
         default:
             return [statement(for: change)]
+        }
+    }
+
+    /// Revenue's statements. A sale without Apple's price takes the catalog's as the log has it
+    /// at this point (pages apply in log order); its reduced rate depends on the paid service
+    /// of the subscription's earlier sales.
+    static func revenueStatement(for change: ProjectionChange) -> SQL? {
+        switch change {
+        case .setCatalogPrice(let product, let price, let currency):
+            return """
+                INSERT INTO projection_revenue_prices (product_id, price_minor, currency) VALUES (\(product), \(price), \(currency))
+                ON CONFLICT (product_id) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
+                """
+        case .addRevenueSale(let sale):
+            let year = CommissionPlan.yearOfServiceMs
+            return """
+                INSERT INTO projection_revenue_lines
+                    (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+                     purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
+                SELECT 'sale:' || \(sale.transactionId), 'sale', \(sale.transactionId), \(sale.originalTransactionId), \(sale.productId),
+                       \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
+                       coalesce(\(sale.applePrice?.currency)::text, p.currency),
+                       coalesce(\(sale.applePrice?.minorUnits)::bigint, p.price_minor * \(sale.quantity)),
+                       \(sale.kind == .autoRenewable) AND (
+                           SELECT coalesce(sum(service_ms), 0) FROM projection_revenue_lines e
+                           WHERE e.original_transaction_id = \(sale.originalTransactionId) AND e.line_type = 'sale'
+                             AND e.purchase_date_ms < \(sale.purchaseDateMs)) >= \(year)
+                FROM (SELECT 1) AS one LEFT JOIN projection_revenue_prices p ON p.product_id = \(sale.productId)
+                WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
+                ON CONFLICT (line_id) DO NOTHING
+                """
+        case .addRevenueRefund(let transaction, let day):
+            return """
+                INSERT INTO projection_revenue_lines
+                    (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+                     purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
+                SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
+                       environment, \(day)::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate
+                FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction)
+                ON CONFLICT (line_id) DO NOTHING
+                """
+        default:
+            return nil
         }
     }
 
@@ -103,6 +148,8 @@ enum ProjectionSQL {
                        coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
                 """
         case .changeOwner, .linkAppleAccount:
+            preconditionFailure("statements(for:) writes these")
+        case .setCatalogPrice, .addRevenueSale, .addRevenueRefund:
             preconditionFailure("statements(for:) writes these")
         }
     }

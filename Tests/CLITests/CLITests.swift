@@ -80,13 +80,14 @@ struct ToolRun {
     }
 
     /// Runs the tool with `DATABASE_URL` set to `databaseURL`, or unset when it is nil.
-    static func run(_ arguments: [String], databaseURL: String?) async throws -> ToolRun {
+    static func run(_ arguments: [String], databaseURL: String?, environment extra: [String: String] = [:]) async throws -> ToolRun {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = databaseURL
         environment["LOG_LEVEL"] = "warning"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).out")
         FileManager.default.createFile(atPath: output.path, contents: nil)

@@ -21,6 +21,7 @@ struct OpenAPIConformanceTests {
         .init("GET", "/v1/subscriptions/{original_transaction_id}"),
         .init("GET", "/v1/ownership/{original_transaction_id}"),
         .init("GET", "/v1/apple-accounts/{apple_account}"),
+        .init("GET", "/v1/reports/revenue"),
         .init("GET", "/healthz"),
         .init("GET", "/metrics"),
         .init("GET", "/openapi.yaml"),
@@ -33,7 +34,6 @@ struct OpenAPIConformanceTests {
         .init("GET", "/v1/timelines/transactions/{id}"),
         .init("GET", "/v1/timelines/orders/{id}"),
         .init("GET", "/v1/timelines/users/{id}"),
-        .init("GET", "/v1/reports/revenue"),
     ]
 
     /// Fields the document requires that the server does not answer yet, each named
@@ -96,6 +96,9 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(operation: .init("GET", "/v1/ownership/{original_transaction_id}"), path: "/v1/ownership/\(original)", body: nil, status: 200),
                 OpenAPIProbe(
                     operation: .init("GET", "/v1/apple-accounts/{apple_account}"), path: "/v1/apple-accounts/otx:\(original)", body: nil, status: 200,
+                    token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/reports/revenue"), path: Self.probePath(.init("GET", "/v1/reports/revenue")), body: nil, status: 200,
                     token: LedgerHarness.financeToken),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
@@ -219,6 +222,13 @@ struct OpenAPIConformanceTests {
                     "Apple account with the app token", status: 403, code: "forbidden")
             conform(appleAccounts, try await ledger.openAPIExchange(.GET, "/v1/apple-accounts/otx:424242", token: LedgerHarness.financeToken),
                     "Apple account unknown", status: 404, code: "not_found")
+            let revenue = OpenAPIOperation("GET", "/v1/reports/revenue")
+            conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=product", token: LedgerHarness.financeToken),
+                    "revenue by product", status: 200)
+            conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=week", token: LedgerHarness.financeToken),
+                    "revenue by an unknown grouping", status: 400, code: "invalid_request")
+            conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31"),
+                    "revenue with the app token", status: 403, code: "forbidden")
 
             // Operations.
             conform(.init("GET", "/healthz"), try await ledger.openAPIExchange(.GET, "/healthz", token: nil), "health", status: 200)

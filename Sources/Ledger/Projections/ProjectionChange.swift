@@ -20,6 +20,12 @@ public enum ProjectionChange: Sendable, Hashable {
     /// These original transactions belong to one Apple account (seen in one receipt, or one
     /// purchase carrying `appTransactionId`): their groups are united.
     case linkAppleAccount(originalTransactionIds: [String], appTransactionId: String?)
+    /// The catalog's reference price of a product from now on (used when Apple gives none).
+    case setCatalogPrice(productId: String, priceMinor: Int64, currency: String)
+    /// A paid transaction's revenue line, recorded once.
+    case addRevenueSale(RevenueSale)
+    /// The refund of a transaction's sale line, dated `day` (`YYYY-MM-DD`, UTC), recorded once.
+    case addRevenueRefund(transactionId: String, day: String)
 }
 
 /// Where an event sits in the log, for projections that keep history.
@@ -128,5 +134,5 @@ public struct SubscriptionsProjection: PlacelessProjection {
 
 public enum Projections {
     /// Every projection the ledger maintains, in the order they are applied.
-    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection()]
+    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection(), RevenueProjection()]
 }

@@ -1,0 +1,114 @@
+/// Revenue per transaction (ARCHITECTURE §5): one sale line per paid delivery or renewal, priced
+/// by Apple's signed `price` when it gave one, else by the catalog as it stood when the sale was
+/// recorded; one refund line, the sale's negative, dated the day of the refund, so a refund never
+/// rewrites a closed period. Apple's commission is applied when reporting (`CommissionPlan`), so
+/// changing `LEDGER_COMMISSION` needs no rebuild; the line keeps what the rate depends on.
+public struct RevenueProjection: Projection {
+    public init() {}
+    public let name = "revenue"
+    public let version: Int32 = 1
+    public let tables = ["projection_revenue_prices", "projection_revenue_lines"]
+
+    public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
+        switch event {
+        case .catalogLoaded(let catalog):
+            return catalog.products.compactMap { product in
+                guard let price = product.priceMinor, let currency = product.currency else { return nil }
+                return .setCatalogPrice(productId: product.productId, priceMinor: price, currency: currency)
+            }
+        case .purchaseDelivered(let d):
+            // A restore or a transfer delivers a purchase paid before: no new money.
+            guard !d.isTrial, d.match != .restore, d.match != .transferred, let purchased = d.purchaseDateMs else { return [] }
+            return [.addRevenueSale(RevenueSale(
+                transactionId: d.transactionId, originalTransactionId: d.originalTransactionId, productId: d.productId, kind: d.kind,
+                userId: d.userId, environment: d.environment, purchaseDateMs: purchased,
+                serviceMs: d.expiresDateMs.map { $0 - purchased }, quantity: d.quantity,
+                applePrice: Self.applePrice(d.priceMilliunits, d.currency, quantity: d.quantity)))]
+        case .subscriptionRenewalSeen(let r):
+            guard !r.isTrial, let purchased = r.purchaseDateMs else { return [] }
+            return [.addRevenueSale(RevenueSale(
+                transactionId: r.transactionId, originalTransactionId: r.originalTransactionId, productId: r.productId,
+                kind: .autoRenewable, userId: r.userId, environment: r.environment, purchaseDateMs: purchased,
+                serviceMs: r.expiresDateMs.map { $0 - purchased }, quantity: 1,
+                applePrice: Self.applePrice(r.priceMilliunits, r.currency, quantity: 1)))]
+        case .purchaseRefunded(let r):
+            return [.addRevenueRefund(transactionId: r.transactionId, day: RevenueDay.of(r.refundedAtMs))]
+        default:
+            return []
+        }
+    }
+
+    static func applePrice(_ milliunits: Int64?, _ currency: String?, quantity: Int64) -> Money? {
+        guard let milliunits, let currency else { return nil }
+        let unit = Money.fromMilliunits(milliunits, currency: currency)
+        return Money(minorUnits: unit.minorUnits * quantity, currency: unit.currency)
+    }
+}
+
+/// A paid transaction, as a revenue line.
+public struct RevenueSale: Sendable, Hashable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var kind: ProductKind
+    public var userId: String
+    public var environment: String
+    public var purchaseDateMs: Int64
+    /// The paid period (expiry minus purchase) of a subscription transaction, which counts
+    /// toward the subscription's year of paid service.
+    public var serviceMs: Int64?
+    public var quantity: Int64
+    /// Apple's price for the whole transaction, when its answer carried one.
+    public var applePrice: Money?
+
+    /// The UTC day of the sale, `YYYY-MM-DD`.
+    public var day: String { RevenueDay.of(purchaseDateMs) }
+}
+
+/// Apple's commission on a sale (CONTRACT.md `LEDGER_COMMISSION`).
+public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
+    /// 30%, and 15% for a subscription once its subscriber has a year of paid service.
+    case standard
+    /// 15% throughout (App Store Small Business Program).
+    case smallBusiness = "small_business"
+
+    /// A year of paid service, after which a subscription's rate drops to 15%.
+    public static let yearOfServiceMs: Int64 = 365 * 86_400_000
+
+    /// The commission in percent on a line; `reducedRate` says the subscription had a year
+    /// of paid service before this sale.
+    public func percent(reducedRate: Bool) -> Int64 {
+        switch self {
+        case .smallBusiness: 15
+        case .standard: reducedRate ? 15 : 30
+        }
+    }
+
+    /// The commission on `gross` minor units, rounded half away from zero, integer arithmetic
+    /// only; a refund's (negative gross) is the exact opposite of its sale's.
+    public func commission(onMinor gross: Int64, reducedRate: Bool) -> Int64 {
+        let magnitude = (abs(gross) * percent(reducedRate: reducedRate) + 50) / 100
+        return gross < 0 ? -magnitude : magnitude
+    }
+}
+
+/// Calendar days in UTC without Foundation's calendars, so the pure module computes the same
+/// day on every machine.
+public enum RevenueDay {
+    /// `YYYY-MM-DD` (UTC) of an instant in milliseconds since 1970.
+    public static func of(_ milliseconds: Int64) -> String {
+        let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPrime = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
+        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day))"
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import Ledger
+import LedgerService
+import Logging
+
+/// `purchase-ledger audit revenue`: the revenue report of CONTRACT.md for finance.
+struct AuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit", abstract: "Reports for finance.", subcommands: [Revenue.self])
+
+    struct Revenue: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revenue",
+            abstract: "Revenue between two days (UTC, inclusive): gross, refunded, net, Apple's commission (LEDGER_COMMISSION) and proceeds, per currency.",
+            discussion: "Refunds count on the day they happened. Sandbox purchases are reported only with --environment Sandbox. csv and table show amounts in major units (0.99); json in integer minor units, as the HTTP API.")
+
+        enum Format: String, ExpressibleByArgument, CaseIterable {
+            case table, csv, json
+        }
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: "First day, YYYY-MM-DD (UTC)")
+        var from: String
+
+        @Option(help: "Last day, YYYY-MM-DD (UTC, inclusive)")
+        var to: String
+
+        @Option(name: .customLong("group-by"), help: "day, month or product")
+        var groupBy: String = "day"
+
+        @Option(help: "Production or Sandbox")
+        var environment: String = "Production"
+
+        @Option(help: "table, csv or json")
+        var format: Format = .table
+
+        func validate() throws {
+            _ = try query()
+        }
+
+        func query() throws -> RevenueQuery {
+            guard let grouping = RevenueQuery.Grouping(rawValue: groupBy) else {
+                throw ValidationError("--group-by is day, month or product, not \(groupBy)")
+            }
+            do {
+                return try RevenueQuery(
+                    from: from, to: to, groupBy: grouping, environment: environment,
+                    commission: try LedgerConfiguration.commission(from: ProcessInfo.processInfo.environment))
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+
+        func run() async throws {
+            let logger = Logger(label: "purchase-ledger.audit")
+            let query = try query()
+            let report = try await database.withReadModels(logger: logger) { reads, _ in try await reads.revenue(query) }
+            switch format {
+            case .json: print(String(decoding: try LedgerJSON.encoder.encode(report), as: UTF8.self))
+            case .csv: print(RevenueFormat.csv(report), terminator: "")
+            case .table: print(RevenueFormat.table(report), terminator: "")
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import EventStore
+import Foundation
+import LedgerService
+import Logging
+import Postgres
+
+extension DatabaseOptions {
+    /// Runs `body` with the read models, as `ledger_app` (CONTRACT.md: read commands cannot
+    /// change history), after bringing the projections up to the log's head, since no server
+    /// may be running to do it. Progress shows on a terminal.
+    func withReadModels<T: Sendable>(logger: Logger, _ body: @Sendable (ReadModels, ConnectionPool) async throws -> T) async throws -> T {
+        try await withDatabase(logger: logger) { conninfo, _ in
+            let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
+            return try await withPool(appConninfo, maxConnections: 2, logger: logger) { pool in
+                let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: appConninfo, logger: logger)
+                try await runner.catchUp(progress: TerminalProgress.reporter(label: "projections"))
+                TerminalProgress.finish()
+                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Int64(Date().timeIntervalSince1970 * 1000) })
+                return try await body(reads, pool)
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Ledger
+import LedgerService
+
+/// The revenue report as CSV (RFC 4180, opened as it is by a spreadsheet) and as a table.
+/// Amounts are written in major units from the integers, never through floating point.
+enum RevenueFormat {
+    static let columns = ["purchases", "refunds", "gross", "refunded", "net", "commission", "proceeds"]
+
+    static func cells(_ row: RevenueRow) -> [String] {
+        func money(_ minor: Int64) -> String { Money(minorUnits: minor, currency: row.currency).decimal }
+        return [
+            String(row.purchases), String(row.refunds), money(row.grossMinor), money(row.refundedMinor), money(row.netMinor),
+            money(row.commissionMinor), money(row.proceedsMinor),
+        ]
+    }
+
+    static func csv(_ report: RevenueReport) -> String {
+        func field(_ text: String) -> String {
+            text.contains(where: { ",\"\r\n".contains($0) }) ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        }
+        var lines = [([report.query.groupBy.rawValue, "currency"] + columns).joined(separator: ",")]
+        for row in report.rows { lines.append(([row.key, row.currency] + cells(row)).map(field).joined(separator: ",")) }
+        for total in report.totals { lines.append((["total", total.currency] + cells(total)).map(field).joined(separator: ",")) }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func table(_ report: RevenueReport) -> String {
+        let q = report.query
+        var out = "revenue \(q.from) to \(q.to), \(q.environment), by \(q.groupBy.rawValue), commission \(q.commission.rawValue)\n"
+        let header = [q.groupBy.rawValue, "currency"] + columns
+        var body = report.rows.map { [$0.key, $0.currency] + cells($0) }
+        if report.rows.isEmpty { return out + "no purchases or refunds in this period\n" }
+        body += report.totals.map { ["total", $0.currency] + cells($0) }
+        let widths = header.indices.map { column in ([header] + body).map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let pad = String(repeating: " ", count: widths[index] - cell.count)
+                return index < 2 ? cell + pad : pad + cell
+            }.joined(separator: "  ")
+        }
+        out += line(header) + "\n"
+        for (index, row) in body.enumerated() {
+            if index == report.rows.count { out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" }
+            out += line(row) + "\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,115 @@
+import AppleSimulator
+import Foundation
+import Ledger
+import Testing
+
+/// `GET /v1/reports/revenue` after real purchases, refunds and renewals.
+@Suite("Revenue for finance")
+struct RevenueFlowTests {
+    static let allTime = "from=2000-01-01&to=2100-12-31"
+
+    func report(_ ledger: LedgerHarness, _ query: String) async throws -> (rows: [[String: any Sendable]], totals: [[String: any Sendable]]) {
+        let answer = try await ledger.get("/v1/reports/revenue?\(query)", token: LedgerHarness.financeToken)
+        #expect(answer.status == 200, "\(answer.json)")
+        return ((answer.json["rows"] as? [[String: any Sendable]]) ?? [], (answer.json["totals"] as? [[String: any Sendable]]) ?? [])
+    }
+
+    /// Every row keeps gross − refunded = net and net − commission = proceeds, and the rows of
+    /// each currency add up to its total.
+    func expectConsistent(_ rows: [[String: any Sendable]], _ totals: [[String: any Sendable]]) {
+        let fields = ["purchases", "refunds", "gross_minor", "refunded_minor", "net_minor", "commission_minor", "proceeds_minor"]
+        for row in rows + totals {
+            let n = { (field: String) in (row[field] as? Int) ?? Int.min }
+            #expect(n("gross_minor") - n("refunded_minor") == n("net_minor"), "\(row)")
+            #expect(n("net_minor") - n("commission_minor") == n("proceeds_minor"), "\(row)")
+        }
+        for total in totals {
+            let currency = total["currency"] as? String
+            #expect(total["key"] == nil, "a total has no key")
+            for field in fields {
+                let sum = rows.filter { $0["currency"] as? String == currency }.compactMap { $0[field] as? Int }.reduce(0, +)
+                #expect(sum == total[field] as? Int, "\(field) of \(currency ?? "?")")
+            }
+        }
+    }
+
+    @Test("sales at the catalog's or Apple's price, a refund netted, sandbox apart; rows add up to totals")
+    func revenueByProduct() async throws {
+        try await LedgerHarness.with { ledger in
+            for user in ["alice", "bob"] {
+                let (_, coins) = try await ledger.orderAndBuy(user: user, product: "com.example.coins100", appleId: "apple-\(user)")
+                #expect(try await ledger.submit(user: user, purchase: coins).outcome == "delivered")
+                if user == "bob" {
+                    _ = try await ledger.simulator.refund(transactionId: coins.transactionId)
+                    try await ledger.eventually("the refund is recorded") { try await ledger.count("PurchaseRefunded") == 1 }
+                }
+            }
+            // StoreKit 2 carries Apple's own price.
+            let (_, removeAds) = try await ledger.orderAndBuy(user: "carol", product: "com.example.removeads", appleId: "apple-carol")
+            #expect(try await ledger.post("/v1/transactions", ["user_id": "carol", "signed_transaction": removeAds.signedTransaction]).outcome == "delivered")
+            let applePrice = Money.fromMilliunits(removeAds.transaction.priceMilliunits, currency: removeAds.transaction.currency)
+            // A sandbox purchase is never revenue.
+            let (_, sandbox) = try await ledger.orderAndBuy(user: "dave", product: "com.example.coins100", appleId: "apple-dave", environment: "Sandbox")
+            #expect(try await ledger.submit(user: "dave", purchase: sandbox).outcome == "delivered")
+
+            let (rows, totals) = try await report(ledger, "\(Self.allTime)&group_by=product")
+            #expect(rows.map { $0["key"] as? String } == ["com.example.coins100", "com.example.removeads"])
+            let coins = rows[0]
+            #expect(coins["currency"] as? String == "USD")
+            #expect(coins["purchases"] as? Int == 2)
+            #expect(coins["refunds"] as? Int == 1)
+            #expect(coins["gross_minor"] as? Int == 198)
+            #expect(coins["refunded_minor"] as? Int == 99)
+            #expect(coins["net_minor"] as? Int == 99)
+            // 30% of 0.99 is 0.297, rounded to 0.30 on each line; the refund returns its own.
+            #expect(coins["commission_minor"] as? Int == 30)
+            #expect(rows[1]["gross_minor"] as? Int == Int(applePrice.minorUnits))
+            #expect(rows[1]["commission_minor"] as? Int == Int(CommissionPlan.standard.commission(onMinor: applePrice.minorUnits, reducedRate: false)))
+            #expect(totals.count == 1)
+            expectConsistent(rows, totals)
+
+            let byDay = try await report(ledger, "\(Self.allTime)&group_by=day")
+            #expect(byDay.rows.allSatisfy { ($0["key"] as? String)?.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil })
+            #expect(byDay.totals.first?["net_minor"] as? Int == totals.first?["net_minor"] as? Int)
+            expectConsistent(byDay.rows, byDay.totals)
+
+            let sandboxReport = try await report(ledger, "\(Self.allTime)&group_by=product&environment=Sandbox")
+            #expect(sandboxReport.rows.count == 1)
+            #expect(sandboxReport.rows.first?["purchases"] as? Int == 1)
+            // A period with nothing in it.
+            let empty = try await report(ledger, "from=2001-01-01&to=2001-01-31")
+            #expect(empty.rows.isEmpty && empty.totals.isEmpty)
+        }
+    }
+
+    @Test("a yearly subscription pays 30% in its first year of paid service and 15% from its second")
+    func secondYearCommission() async throws {
+        try await LedgerHarness.with { ledger in
+            let (_, yearly) = try await ledger.orderAndBuy(user: "erin", product: "com.example.pro.yearly", appleId: "apple-erin")
+            #expect(try await ledger.submit(user: "erin", purchase: yearly).outcome == "delivered")
+            _ = try await ledger.simulator.advance(days: 366)
+            try await ledger.eventually("the renewal is seen") { try await ledger.count("SubscriptionRenewalSeen") >= 1 }
+            let (rows, totals) = try await report(ledger, "\(Self.allTime)&group_by=month")
+            #expect(rows.count == 2, "\(rows)")
+            #expect(rows.map { $0["gross_minor"] as? Int } == [4999, 4999])
+            #expect(rows.map { $0["commission_minor"] as? Int } == [1500, 750])
+            expectConsistent(rows, totals)
+        }
+    }
+
+    @Test("bad parameters are 400 invalid_request, the app token 403, and nothing is appended")
+    func badParameters() async throws {
+        try await LedgerHarness.with { ledger in
+            let before = try await ledger.count("CatalogLoaded")
+            for query in ["from=2026-02-30&to=2026-03-01", "from=2026-01-01", "from=2026-01-01&to=2026-01-31&group_by=week",
+                          "from=2026-02-01&to=2026-01-31", "from=2026-01-01&to=2026-01-31&environment=Test", "from=20260101&to=2026-01-31"] {
+                let answer = try await ledger.get("/v1/reports/revenue?\(query)", token: LedgerHarness.financeToken)
+                #expect(answer.status == 400, "\(query): \(answer.status)")
+                #expect(answer.errorCode == "invalid_request", "\(query)")
+            }
+            let app = try await ledger.get("/v1/reports/revenue?from=2026-01-01&to=2026-01-31")
+            #expect(app.status == 403)
+            #expect(try await ledger.count("CatalogLoaded") == before)
+        }
+    }
+}
