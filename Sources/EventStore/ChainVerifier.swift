@@ -45,6 +45,47 @@ public struct ChainVerifier: Sendable {
         return .verified(events: expectedPosition - 1, head: previous)
     }
 
+    /// Checks the next page of events after `position`, whose predecessor's hash is `previous`:
+    /// the incremental form of `verify()`, for a verifier that keeps a checkpoint. Returns
+    /// where the sound part now ends (unchanged when nothing follows), or the first break.
+    public func extend(after position: Int64, previous: [UInt8]) async throws -> Outcome {
+        var reached = position
+        var hash = previous
+        for row in try await fetch(after: position) {
+            if let reason = Self.check(row, expectedPosition: reached + 1, previous: hash) {
+                return .broken(position: row.position, reason: reason)
+            }
+            reached = row.position
+            hash = row.hash
+        }
+        return .verified(events: reached, head: hash)
+    }
+
+    /// Re-hashes the events at `positions` from their stored columns: true when every one
+    /// matches its own hash and names its predecessor's (cheap evidence for a few rows; the
+    /// chain from the first event is what `verify` and the checkpoint vouch for).
+    public func rowsMatch(_ positions: [Int64]) async throws -> Bool {
+        guard !positions.isEmpty else { return true }
+        let rows = try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT position, position::text AS position_text, stream_id, stream_version::text, event_id::text, event_type,
+                       schema_version::text, payload::text, metadata::text, idempotency_key,
+                       ((extract(epoch FROM recorded_at) * 1000000)::bigint)::text, previous_hash, hash,
+                       (SELECT p.hash FROM events p WHERE p.position = e.position - 1)
+                FROM events e WHERE position = ANY(\(PostgresArray(positions.map(Optional.some)))) ORDER BY position
+                """).map { row -> (ChainRow, [UInt8]?) in
+                let fields: [String?] = try (1...10).map { try row.decode($0, as: String?.self) }
+                return (ChainRow(
+                    position: try row.decode(0), canonicalBytes: ChainRow.canonicalBytes(fields),
+                    previousHash: try row.decode(11), hash: try row.decode(12)), try row.decode(13, as: [UInt8]?.self))
+            }
+        }
+        guard rows.count == Set(positions).count else { return false }
+        return rows.allSatisfy { row, predecessor in
+            Self.check(row, expectedPosition: row.position, previous: predecessor ?? (row.position == 1 ? Self.genesisHash : [])) == nil
+        }
+    }
+
     /// Why `row` breaks the chain, or nil when it is sound.
     static func check(_ row: ChainRow, expectedPosition: Int64, previous: [UInt8]) -> String? {
         if row.position != expectedPosition {

@@ -21,6 +21,9 @@ struct LedgerRoutes: Sendable {
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
         router.get("v1/ownership/:original_transaction_id") { request, context in try await ownership(request, context) }
         router.get("v1/apple-accounts/:apple_account") { request, context in try await appleAccount(request, context) }
+        for kind in TimelineView.Kind.allCases {
+            router.get("v1/timelines/\(kind.rawValue)s/:id") { request, context in try await timeline(kind, request, context) }
+        }
         router.get("v1/reports/revenue") { request, context in try await revenue(request, context) }
         router.get("healthz") { _, _ in try await health.response() }
         router.get("metrics") { _, _ in
@@ -123,6 +126,15 @@ struct LedgerRoutes: Sendable {
             throw APIError(.notFound, "not_found", "the ledger has seen no Apple account \(name)")
         }
         return try JSONResponse.make(APIAnswers.AppleAccount(view: view))
+    }
+
+    private func timeline(_ kind: TimelineView.Kind, _ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.finance], request, context)
+        let id = try APIBodies.identifier(try context.parameters.require("id"), "id")
+        guard let view = try await reads.timeline(kind, id) else {
+            throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
+        }
+        return try JSONResponse.make(view)
     }
 
     private func revenue(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

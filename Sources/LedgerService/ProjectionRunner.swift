@@ -33,6 +33,9 @@ public final class ProjectionRunner: Sendable {
         self.logger = logger
     }
 
+    /// The incremental chain check the runner keeps moving along with the projections.
+    public var chain: ChainWatch { ChainWatch(pool: store.pool, logger: logger) }
+
     /// The position every projection has applied, as last seen by this runner (-1 before its first pass).
     public var appliedPosition: Int64 { state.withLock { $0.applied } }
 
@@ -41,6 +44,7 @@ public final class ProjectionRunner: Sendable {
         let listener = AppendListener(conninfo: conninfo, logger: logger)
         defer { Task { await listener.close() } }
         var prepared = false
+        var chainChecked = ContinuousClock.now - .seconds(1)
         while !Task.isCancelled {
             do {
                 if !prepared {
@@ -49,6 +53,11 @@ public final class ProjectionRunner: Sendable {
                     prepared = true
                 }
                 let applied = try await applyNextPage()
+                // The chain is checked when idle, and at most five times a second under load.
+                if applied == 0 || ContinuousClock.now - chainChecked > .milliseconds(200) {
+                    try await chain.advance()
+                    chainChecked = ContinuousClock.now
+                }
                 if applied == 0 {
                     try await listener.wait(timeout: .seconds(1))
                 }
@@ -70,6 +79,7 @@ public final class ProjectionRunner: Sendable {
         while try await applyNextPage() > 0 {
             progress?(appliedPosition, head)
         }
+        while try await chain.advance() > 0 {}
     }
 
     /// Returns once every projection has applied the log up to `position`, or throws

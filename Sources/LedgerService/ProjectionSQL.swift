@@ -47,6 +47,10 @@ enum ProjectionSQL {
             return statements
         case .setCatalogPrice, .addRevenueSale, .addRevenueRefund:
             return revenueStatement(for: change).map { [$0] } ?? []
+        case .timelineEvent(let subject, let position):
+            return ["INSERT INTO projection_timeline_events (subject, position) VALUES (\(subject), \(position)) ON CONFLICT DO NOTHING"]
+        case .timelineLink(let subject, let includes):
+            return ["INSERT INTO projection_timeline_links (subject, includes) VALUES (\(subject), \(includes)) ON CONFLICT DO NOTHING"]
         default:
             return [statement(for: change)]
         }
@@ -149,7 +153,7 @@ enum ProjectionSQL {
                 """
         case .changeOwner, .linkAppleAccount:
             preconditionFailure("statements(for:) writes these")
-        case .setCatalogPrice, .addRevenueSale, .addRevenueRefund:
+        case .setCatalogPrice, .addRevenueSale, .addRevenueRefund, .timelineEvent, .timelineLink:
             preconditionFailure("statements(for:) writes these")
         }
     }

@@ -22,6 +22,9 @@ struct OpenAPIConformanceTests {
         .init("GET", "/v1/ownership/{original_transaction_id}"),
         .init("GET", "/v1/apple-accounts/{apple_account}"),
         .init("GET", "/v1/reports/revenue"),
+        .init("GET", "/v1/timelines/transactions/{id}"),
+        .init("GET", "/v1/timelines/orders/{id}"),
+        .init("GET", "/v1/timelines/users/{id}"),
         .init("GET", "/healthz"),
         .init("GET", "/metrics"),
         .init("GET", "/openapi.yaml"),
@@ -30,11 +33,7 @@ struct OpenAPIConformanceTests {
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
     /// revenue). They answer 404 `not_found` today; when one lands, its test below fails, and it
     /// moves to `served`.
-    static let pendingNextIssue: [OpenAPIOperation] = [
-        .init("GET", "/v1/timelines/transactions/{id}"),
-        .init("GET", "/v1/timelines/orders/{id}"),
-        .init("GET", "/v1/timelines/users/{id}"),
-    ]
+    static let pendingNextIssue: [OpenAPIOperation] = []
 
     /// Fields the document requires that the server does not answer yet, each named
     /// `Schema.property`. Not a silent skip: the scenarios below must meet every entry, so an
@@ -82,7 +81,7 @@ struct OpenAPIConformanceTests {
         try await LedgerHarness.with { ledger in
             let document = try await Self.loadDocument(ledger)
             // A subscription that exists, so its read answers 200 rather than a 404 of its own.
-            let (_, bought) = try await ledger.orderAndBuy(user: "sweep-sub", product: "com.example.pro.monthly", appleId: "apple-sweep")
+            let (boughtOrder, bought) = try await ledger.orderAndBuy(user: "sweep-sub", product: "com.example.pro.monthly", appleId: "apple-sweep")
             #expect(try await ledger.submit(user: "sweep-sub", purchase: bought).outcome == "delivered")
             let original = bought.transaction.originalTransactionId
 
@@ -99,6 +98,15 @@ struct OpenAPIConformanceTests {
                     token: LedgerHarness.financeToken),
                 OpenAPIProbe(
                     operation: .init("GET", "/v1/reports/revenue"), path: Self.probePath(.init("GET", "/v1/reports/revenue")), body: nil, status: 200,
+                    token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/timelines/transactions/{id}"), path: "/v1/timelines/transactions/\(bought.transactionId)", body: nil,
+                    status: 200, token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/timelines/orders/{id}"), path: "/v1/timelines/orders/\(boughtOrder["order_id"] as? String ?? "")", body: nil,
+                    status: 200, token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/timelines/users/{id}"), path: "/v1/timelines/users/sweep-sub", body: nil, status: 200,
                     token: LedgerHarness.financeToken),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
@@ -222,6 +230,11 @@ struct OpenAPIConformanceTests {
                     "Apple account with the app token", status: 403, code: "forbidden")
             conform(appleAccounts, try await ledger.openAPIExchange(.GET, "/v1/apple-accounts/otx:424242", token: LedgerHarness.financeToken),
                     "Apple account unknown", status: 404, code: "not_found")
+            let timelines = OpenAPIOperation("GET", "/v1/timelines/users/{id}")
+            conform(timelines, try await ledger.openAPIExchange(.GET, "/v1/timelines/users/u1", token: LedgerHarness.financeToken),
+                    "a user's timeline", status: 200)
+            conform(timelines, try await ledger.openAPIExchange(.GET, "/v1/timelines/users/nobody-at-all", token: LedgerHarness.financeToken),
+                    "an unknown user's timeline", status: 404, code: "not_found")
             let revenue = OpenAPIOperation("GET", "/v1/reports/revenue")
             conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=product", token: LedgerHarness.financeToken),
                     "revenue by product", status: 200)

@@ -26,6 +26,10 @@ public enum ProjectionChange: Sendable, Hashable {
     case addRevenueSale(RevenueSale)
     /// The refund of a transaction's sale line, dated `day` (`YYYY-MM-DD`, UTC), recorded once.
     case addRevenueRefund(transactionId: String, day: String)
+    /// The event at `position` concerns `subject` (TimelineProjection's names).
+    case timelineEvent(subject: String, position: Int64)
+    /// `subject`'s timeline includes everything of `includes`.
+    case timelineLink(subject: String, includes: String)
 }
 
 /// Where an event sits in the log, for projections that keep history.
@@ -134,5 +138,5 @@ public struct SubscriptionsProjection: PlacelessProjection {
 
 public enum Projections {
     /// Every projection the ledger maintains, in the order they are applied.
-    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection(), RevenueProjection()]
+    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection(), RevenueProjection(), TimelineProjection()]
 }

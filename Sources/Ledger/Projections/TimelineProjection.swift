@@ -1,0 +1,76 @@
+/// Dispute timelines (ARCHITECTURE §5): which events concern each transaction, order, user and
+/// submission, and which subjects include another's (an order includes the transaction it was
+/// fulfilled by, which includes the submissions that delivered or claimed it). A timeline is
+/// the events of its subject and of every subject it includes, in log order.
+public struct TimelineProjection: Projection {
+    public init() {}
+    public let name = "timelines"
+    public let version: Int32 = 1
+    public let tables = ["projection_timeline_events", "projection_timeline_links"]
+
+    /// Subject names: `transaction:ID`, `order:ID`, `user:ID`, `submission:ID`.
+    public enum Subject {
+        public static func transaction(_ id: String) -> String { "transaction:" + id }
+        public static func order(_ id: String) -> String { "order:" + id }
+        public static func user(_ id: String) -> String { "user:" + id }
+        public static func submission(_ id: String) -> String { "submission:" + id }
+    }
+
+    public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
+        var about: [String] = []
+        var links: [(String, String)] = []
+        let transaction = Subject.transaction, order = Subject.order, user = Subject.user, submission = Subject.submission
+        switch event {
+        case .orderCreated(let o):
+            about = [order(o.orderId)]
+            links = [(user(o.userId), order(o.orderId))]
+        case .orderFulfilled(let f):
+            about = [order(f.orderId)]
+            links = [(order(f.orderId), transaction(f.transactionId))]
+        case .receiptSubmitted(let s):
+            about = [submission(s.submissionId)]
+            links = [(user(s.userId), submission(s.submissionId))]
+            if let o = s.orderId { links.append((order(o), submission(s.submissionId))) }
+            if let t = s.transactionId, !t.isEmpty { links.append((transaction(t), submission(s.submissionId))) }
+        case .appleResponded(let r):
+            about = [submission(r.submissionId)]
+        case .verificationPending(let p):
+            about = [submission(p.submissionId)]
+        case .deliveryRejected(let r):
+            about = [submission(r.submissionId)]
+        case .appleAccountObserved(let a):
+            about = [submission(a.submissionId)]
+        case .submissionResolved(let r):
+            about = [submission(r.submissionId)]
+            links = r.transactionIds.map { (transaction($0), submission(r.submissionId)) }
+        case .purchaseDelivered(let d):
+            about = [transaction(d.transactionId)]
+            links = [(user(d.userId), transaction(d.transactionId))]
+            if d.originalTransactionId != d.transactionId { links.append((transaction(d.originalTransactionId), transaction(d.transactionId))) }
+            // Both ways: the order's timeline shows the delivery, the transaction's the order.
+            if let o = d.orderId { links.append((transaction(d.transactionId), order(o))) }
+        case .subscriptionRenewalSeen(let r):
+            about = [transaction(r.transactionId)]
+            links = [(user(r.userId), transaction(r.transactionId))]
+            if r.originalTransactionId != r.transactionId { links.append((transaction(r.originalTransactionId), transaction(r.transactionId))) }
+        case .subscriptionObserved(let o):
+            about = [transaction(o.originalTransactionId)]
+        case .ownershipClaimed(let c):
+            about = [transaction(c.originalTransactionId)]
+            links = [(user(c.userId), transaction(c.originalTransactionId))]
+        case .ownershipTransferred(let t):
+            about = [transaction(t.originalTransactionId)]
+            links = [(user(t.fromUserId), transaction(t.originalTransactionId)), (user(t.toUserId), transaction(t.originalTransactionId))]
+        case .appleNotificationReceived(let n):
+            about = Array(Set([n.transactionId, n.originalTransactionId].compactMap { $0 }.filter { !$0.isEmpty })).sorted().map(transaction)
+        case .purchaseRefunded(let r):
+            about = [transaction(r.transactionId)]
+            links = [(user(r.userId), transaction(r.transactionId))]
+            if r.originalTransactionId != r.transactionId { links.append((transaction(r.originalTransactionId), transaction(r.transactionId))) }
+        case .catalogLoaded, .unknown:
+            return []
+        }
+        return about.map { .timelineEvent(subject: $0, position: place.position) }
+            + links.filter { $0.0 != $0.1 }.map { .timelineLink(subject: $0.0, includes: $0.1) }
+    }
+}

@@ -1,0 +1,56 @@
+import Ledger
+
+/// One line for people per event, in the words a support agent would paste into a reply.
+enum TimelineSummary {
+    static func line(for event: LedgerEvent, actor: String?) -> String {
+        let by = actor.map { " (by \($0))" } ?? ""
+        switch event {
+        case .catalogLoaded(let c):
+            return "Catalog loaded: \(c.products.count) products\(by)"
+        case .orderCreated(let o):
+            return "Order \(o.orderId) created for user \(o.userId): \(o.quantity) × \(o.productId)\(by)"
+        case .orderFulfilled(let f):
+            return "Order \(f.orderId) fulfilled by Apple transaction \(f.transactionId)"
+        case .receiptSubmitted(let s):
+            let what = s.kind == .receipt ? "an App Store receipt" : "a StoreKit 2 signed transaction"
+            let claim = s.transactionId.map { $0.isEmpty ? "" : " for transaction \($0)" } ?? ""
+            return "User \(s.userId) submitted \(what)\(claim) (document sha256 \(s.documentSha256.prefix(12))…)\(by)"
+        case .appleResponded(let r):
+            let answer = r.status.map { "status \($0)" } ?? (r.failure.map { "no answer (\($0))" } ?? "HTTP \(r.httpStatus.map(String.init) ?? "?")")
+            return "Apple's \(r.endpoint) verifyReceipt answered \(answer) in \(r.latencyMs) ms"
+        case .verificationPending(let p):
+            return "Apple could not answer (\(p.reason)); kept, attempt \(p.attempt), retried automatically"
+        case .deliveryRejected(let r):
+            return "Rejected for user \(r.userId): \(r.code.rawValue): \(r.message)"
+        case .submissionResolved(let r):
+            let list = r.transactionIds.joined(separator: ", ")
+            return r.outcome == "delivered" ? "Answered delivered: \(list)" : "Answered already delivered (a resubmission): \(list)"
+        case .appleAccountObserved(let a):
+            return "The receipt lists \(a.originalTransactionIds.count) purchases of one Apple account (\(a.environment))"
+        case .purchaseDelivered(let d):
+            let grants = d.grants.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            let purchased = d.purchaseDateMs.map { ", purchased \(Timestamps.iso8601($0))" } ?? ""
+            let expires = d.expiresDateMs.map { ", expires \(Timestamps.iso8601($0))" } ?? ""
+            return "Delivered \(d.quantity) × \(d.productId) to user \(d.userId)\(grants.isEmpty ? "" : " (\(grants))"): transaction \(d.transactionId)"
+                + " (original \(d.originalTransactionId)), \(d.environment)\(purchased)\(expires), matched by \(d.match.rawValue)"
+        case .subscriptionRenewalSeen(let r):
+            let expires = r.expiresDateMs.map { " until \(Timestamps.iso8601($0))" } ?? ""
+            return "Subscription \(r.originalTransactionId) renewed: transaction \(r.transactionId)\(expires) (seen in \(r.source))"
+        case .subscriptionObserved(let o):
+            return "Subscription \(o.originalTransactionId) state seen: \(o.entries.count) transactions (\(o.source))"
+        case .ownershipClaimed(let c):
+            return "User \(c.userId) owns \(c.productId) (original transaction \(c.originalTransactionId))"
+        case .ownershipTransferred(let t):
+            return "\(t.productId) (original transaction \(t.originalTransactionId)) moved from user \(t.fromUserId) to user \(t.toUserId)"
+        case .appleNotificationReceived(let n):
+            let subtype = n.subtype.map { "/\($0)" } ?? ""
+            return "Apple sent notification \(n.notificationType)\(subtype) (\(n.version)) about transaction \(n.transactionId ?? n.originalTransactionId ?? "?")"
+        case .purchaseRefunded(let r):
+            let reason = r.reason.map { $0 == 1 ? ", reason: an issue in the app" : ", reason: other" } ?? ""
+            let what = r.revocation == "revoke" ? "Revoked (Family Sharing)" : "Refunded by Apple"
+            return "\(what) on \(Timestamps.iso8601(r.refundedAtMs)): transaction \(r.transactionId) of user \(r.userId)\(reason)"
+        case .unknown(let type):
+            return "\(type) (recorded by a newer version)"
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `dispute ID` on the ledger the demo leaves.
+@Suite("purchase-ledger dispute")
+struct DisputeTests {
+    @Test("a refunded transaction reads as a story with Apple's evidence; json is the API's shape; an unknown id exits 1")
+    func disputeStory() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            #expect(demo.status == 0, "\(demo.output)")
+            let refunded: String = try await pool.withConnection {
+                try $0.query("SELECT payload->>'transaction_id' FROM events WHERE event_type = 'PurchaseRefunded' LIMIT 1")[0].decode(0)
+            }
+            let story = try await ToolRun.run(["dispute", refunded], databaseURL: conninfo)
+            #expect(story.status == 0, "\(story.output)")
+            #expect(story.output.hasPrefix("Dispute timeline of transaction \(refunded)"))
+            #expect(story.output.contains("Hash chain: verified from the first event"))
+            #expect(story.output.contains("Apple's evidence: status 0"))
+            #expect(story.output.contains("Delivered 1 × "))
+            #expect(story.output.contains("Refunded by Apple on "))
+
+            let json = try await ToolRun.run(["dispute", refunded, "--format", "json"], databaseURL: conninfo)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            #expect(object["subject"] as? String == refunded)
+            #expect(((object["chain"] as? [String: Any])?["verified"]) as? Bool == true)
+            #expect(((object["entries"] as? [[String: Any]])?.count ?? 0) > 3)
+
+            let unknown = try await ToolRun.run(["dispute", "no-such-id"], databaseURL: conninfo)
+            #expect(unknown.status == 1)
+            #expect(unknown.output.contains("nothing in the ledger concerns no-such-id"))
+        }
+    }
+}
