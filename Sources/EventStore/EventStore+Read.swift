@@ -17,13 +17,15 @@ extension EventStore {
     /// event below the last one returned has committed, so a reader can move its checkpoint to
     /// that position and never miss one (the append lock guarantees it; see the schema).
     public func events(after position: Int64, limit: Int = 1_000) async throws -> [RecordedEvent] {
-        let upcasters = self.upcasters
-        return try await pool.withConnection { connection in
-            try connection.query("""
-                SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events
-                WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
-                """, resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
-        }
+        try await pool.withConnection { connection in try self.events(after: position, limit: limit, on: connection) }
+    }
+
+    /// `events(after:limit:)` on a connection the caller holds (inside its transaction).
+    public func events(after position: Int64, limit: Int, on connection: Connection) throws -> [RecordedEvent] {
+        try connection.query("""
+            SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events
+            WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
+            """, resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
     }
 
     /// The position of the last committed event, 0 for an empty log.

@@ -73,13 +73,13 @@ public final class ProjectionRunner: Sendable {
 
     /// Applies the log up to its head and returns (for commands that read the projections
     /// without a server running); `progress` gets (applied position, head) after each page.
-    public func catchUp(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws {
+    public func catchUp(progress: (@Sendable (Int64, Int64) -> Void)? = nil, verifyingChain: Bool = true) async throws {
         try await resetChangedProjections()
         let head = try await store.headPosition()
         while try await applyNextPage() > 0 {
             progress?(appliedPosition, head)
         }
-        while try await chain.advance() > 0 {}
+        if verifyingChain { while try await chain.advance() > 0 {} }
     }
 
     /// Returns once every projection has applied the log up to `position`, or throws
@@ -143,41 +143,54 @@ public final class ProjectionRunner: Sendable {
             advance(to: start)
             return 0
         }
-        let decoded = try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
         let projections = projections
         let reached = try await store.pool.withTransaction { connection -> Int64 in
             try Self.lock(connection)
-            var checkpoints: [String: Int64] = [:]
-            for row in try connection.query("SELECT name, position FROM projection_checkpoints") {
-                checkpoints[try row.decode(0)] = try row.decode(1)
-            }
-            // Every row change of the page and the checkpoints go to the server in one round
-            // trip (pipeline mode), inside this transaction: a page costs two round trips, not
-            // one per change.
-            var statements: [SQL] = []
-            for projection in projections {
-                let checkpoint = checkpoints[projection.name] ?? 0
-                for (place, event) in decoded where place.position > checkpoint {
-                    statements += projection.changes(for: event, at: place).flatMap(ProjectionSQL.statements(for:))
-                }
-                statements.append("""
-                    UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
-                    WHERE name = \(projection.name)
-                    """)
-            }
-            _ = try connection.pipeline(statements)
-            return last.position
+            return try Self.apply(page, projections: projections, on: connection) ?? last.position
         }
         advance(to: reached)
         return page.count
+    }
+
+    /// Applies `page` to every projection whose checkpoint is below each event, and moves the
+    /// checkpoints, on `connection` inside the caller's transaction (which holds the lock).
+    /// Returns the page's last position, nil for an empty page.
+    static func apply(_ page: [RecordedEvent], projections: [any Projection], on connection: Connection) throws -> Int64? {
+        guard let last = page.last else { return nil }
+        let decoded = try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
+        var checkpoints: [String: Int64] = [:]
+        for row in try connection.query("SELECT name, position FROM projection_checkpoints") {
+            checkpoints[try row.decode(0)] = try row.decode(1)
+        }
+        // Every row change of the page and the checkpoints go to the server in one round
+        // trip (pipeline mode), inside the transaction: a page costs two round trips, not
+        // one per change.
+        var statements: [SQL] = []
+        for projection in projections {
+            let checkpoint = checkpoints[projection.name] ?? 0
+            for (place, event) in decoded where place.position > checkpoint {
+                statements += projection.changes(for: event, at: place).flatMap(ProjectionSQL.statements(for:))
+            }
+            statements.append("""
+                UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
+                WHERE name = \(projection.name)
+                """)
+        }
+        _ = try connection.pipeline(statements)
+        return last.position
     }
 
     private func advance(to position: Int64) {
         state.withLock { $0.applied = max($0.applied, position) }
     }
 
-    /// Serializes runners of one database (the key is the projections' own, not the append lock's).
-    private static func lock(_ connection: Connection) throws {
-        _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))")
+    /// Serializes runners of one database (the key is the projections' own, not the append
+    /// lock's): of the connection's schema, or of `schema` (a replay swapping that schema's tables).
+    static func lock(_ connection: Connection, schema: String? = nil) throws {
+        if let schema {
+            _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(\(schema)))")
+        } else {
+            _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))")
+        }
     }
 }

@@ -1,0 +1,123 @@
+import EventStore
+import Foundation
+import Ledger
+import Logging
+import Postgres
+
+/// Rebuilds every projection from the first event into tables beside the live ones (a schema
+/// of their own, `<schema>_replay`, whose connections see the live `events` through the search
+/// path), catches up to the head, and swaps them in, in one transaction, under the projections'
+/// lock, while servers keep serving the old tables until that commit. A dry run builds, compares
+/// and drops. Runs as the database owner (it creates and moves tables; events stay untouched).
+public final class ProjectionReplay: Sendable {
+    let conninfo: String
+    let projections: [any Projection]
+    let pageSize: Int
+    let logger: Logger
+
+    public init(conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 1_000, logger: Logger) {
+        self.conninfo = conninfo
+        self.projections = projections
+        self.pageSize = pageSize
+        self.logger = logger
+    }
+
+    /// The projection tables and the checkpoints that say how far they got.
+    var tables: [String] { ["projection_checkpoints"] + projections.flatMap(\.tables) }
+
+    public func run(dryRun: Bool, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> ReplayReport {
+        // Its DROP ... IF EXISTS and CASCADE notices are expected: not worth a log line.
+        let admin = ConnectionPool(
+            conninfo: try Conninfo.addingOptions("-c client_min_messages=warning", to: conninfo), maxConnections: 1, logger: logger)
+        do {
+            let report = try await run(dryRun: dryRun, progress: progress, admin: admin)
+            await admin.close()
+            return report
+        } catch {
+            await admin.close()
+            throw error
+        }
+    }
+
+    private func run(dryRun: Bool, progress: (@Sendable (Int64, Int64) -> Void)?, admin: ConnectionPool) async throws -> ReplayReport {
+        let started = ContinuousClock.now
+        let live: String = try await admin.withConnection { try $0.query("SELECT current_schema()::text")[0].decode(0) }
+        let shadow = live + "_replay"
+        try await createShadow(live: live, shadow: shadow, on: admin)
+        let shadowConninfo = try Conninfo.addingOptions("-c search_path=\(shadow),\(live)", to: conninfo)
+        let pool = ConnectionPool(conninfo: shadowConninfo, maxConnections: 2, logger: logger)
+        do {
+            let runner = ProjectionRunner(
+                store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, projections: projections, pageSize: pageSize, logger: logger)
+            try await runner.catchUp(progress: progress, verifyingChain: false)
+            let comparison = ReplayComparison(live: live, shadow: shadow)
+            let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
+            let events = runner.appliedPosition
+            if !dryRun {
+                try await swap(live: live, shadow: shadow, on: pool)
+            }
+            let checksums = try await ReplayComparison.checksums(
+                of: dryRun ? shadow : live, tables: tables.filter { $0 != "projection_checkpoints" }, on: admin)
+            await pool.close()
+            try await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
+            return ReplayReport(events: events, elapsed: ContinuousClock.now - started, checksums: checksums, changes: changes, swapped: !dryRun)
+        } catch {
+            await pool.close()
+            try? await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
+            throw error
+        }
+    }
+
+    /// Empty copies of the projection tables (columns, keys, indexes), with the live tables' grants.
+    private func createShadow(live: String, shadow: String, on admin: ConnectionPool) async throws {
+        let tables = tables
+        try await admin.withTransaction { connection in
+            // A replay that died earlier may have left its schema.
+            try connection.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
+            try connection.execute("CREATE SCHEMA \(identifier: shadow)")
+            try connection.execute("GRANT USAGE ON SCHEMA \(identifier: shadow) TO ledger_app")
+            for table in tables {
+                try connection.execute("CREATE TABLE \(identifier: shadow).\(identifier: table) (LIKE \(identifier: live).\(identifier: table) INCLUDING ALL)")
+                try connection.execute("REVOKE ALL ON \(identifier: shadow).\(identifier: table) FROM PUBLIC")
+                try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(identifier: shadow).\(identifier: table) TO ledger_app")
+                let owned: Bool = try connection.query("SELECT pg_has_role(current_user, 'ledger_owner', 'MEMBER')")[0].decode(0)
+                if owned { try connection.execute("ALTER TABLE \(identifier: shadow).\(identifier: table) OWNER TO ledger_owner") }
+            }
+        }
+    }
+
+    /// Under the live schema's projection lock (so its runners wait): applies what was appended
+    /// since the build, then replaces each live table by its rebuilt one. Readers see the old
+    /// tables until the commit and the new ones after, never an empty or partial one.
+    private func swap(live: String, shadow: String, on pool: ConnectionPool) async throws {
+        let projections = projections
+        let tables = tables
+        let pageSize = pageSize
+        let store = EventStore(pool: pool, logger: logger)
+        try await pool.withTransaction { connection in
+            try ProjectionRunner.lock(connection, schema: live)
+            while true {
+                let from: Int64 = try connection.query("SELECT coalesce(min(position), 0) FROM projection_checkpoints")[0].decode(0)
+                let page = try store.events(after: from, limit: pageSize, on: connection)
+                if try ProjectionRunner.apply(page, projections: projections, on: connection) == nil { break }
+            }
+            for table in tables {
+                try connection.execute("DROP TABLE \(identifier: live).\(identifier: table)")
+                try connection.execute("ALTER TABLE \(identifier: shadow).\(identifier: table) SET SCHEMA \(identifier: live)")
+            }
+        }
+    }
+}
+
+/// What a replay did and found.
+public struct ReplayReport: Sendable {
+    /// The position the rebuilt projections reached before the swap.
+    public var events: Int64
+    public var elapsed: Duration
+    /// Per table (checkpoints aside): rows and an order-independent md5 of their text, equal
+    /// for two rebuilds of the same events.
+    public var checksums: [(table: String, rows: Int64, md5: String)]
+    /// What differs between the live projections and the rebuilt ones, one line each.
+    public var changes: [String]
+    public var swapped: Bool
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Ledger
+import Postgres
+
+/// Compares the live projections with rebuilt ones: the balances, subscriptions and revenue
+/// totals that would change (old → new), and how many rows of the other tables differ.
+struct ReplayComparison {
+    let live: String
+    let shadow: String
+
+    func changes(admin: ConnectionPool, livePool: ConnectionPool, shadowPool: ConnectionPool) async throws -> [String] {
+        var lines: [String] = []
+        lines += try await balances(admin)
+        lines += try await subscriptions(admin, livePool: livePool, shadowPool: shadowPool)
+        lines += try await revenue(admin)
+        lines += try await otherTables(admin)
+        return lines
+    }
+
+    private func balances(_ pool: ConnectionPool) async throws -> [String] {
+        try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT coalesce(n.user_id, o.user_id), coalesce(n.unit, o.unit), o.amount, n.amount
+                FROM \(identifier: live).projection_balances o
+                FULL OUTER JOIN \(identifier: shadow).projection_balances n ON n.user_id = o.user_id AND n.unit = o.unit
+                WHERE o.amount IS DISTINCT FROM n.amount ORDER BY 1, 2
+                """).map { row in
+                let old: Int64? = try row.decode(2), new: Int64? = try row.decode(3)
+                return "balance of user \(try row.decode(0, as: String.self)), \(try row.decode(1, as: String.self)): \(old.map(String.init) ?? "none") → \(new.map(String.init) ?? "none")"
+            }
+        }
+    }
+
+    private func subscriptions(_ pool: ConnectionPool, livePool: ConnectionPool, shadowPool: ConnectionPool) async throws -> [String] {
+        let changed: [String] = try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT original_transaction_id FROM (
+                    (SELECT * FROM \(identifier: live).projection_subscription_entries EXCEPT SELECT * FROM \(identifier: shadow).projection_subscription_entries)
+                    UNION ALL (SELECT * FROM \(identifier: shadow).projection_subscription_entries EXCEPT SELECT * FROM \(identifier: live).projection_subscription_entries)) e
+                UNION
+                SELECT original_transaction_id FROM (
+                    (SELECT * FROM \(identifier: live).projection_subscription_renewals EXCEPT SELECT * FROM \(identifier: shadow).projection_subscription_renewals)
+                    UNION ALL (SELECT * FROM \(identifier: shadow).projection_subscription_renewals EXCEPT SELECT * FROM \(identifier: live).projection_subscription_renewals)) r
+                ORDER BY 1
+                """).map { try $0.decode(0) }
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var lines: [String] = []
+        for original in changed {
+            let old = try await livePool.withConnection { try ReadModels.summary(original, on: $0, now: now) }
+            let new = try await shadowPool.withConnection { try ReadModels.summary(original, on: $0, now: now) }
+            func describe(_ summary: SubscriptionSummary?) -> String {
+                guard let summary else { return "none" }
+                return "\(summary.status.rawValue), expires \(summary.expiresAtMs.map(Timestamps.iso8601) ?? "never")"
+            }
+            lines.append("subscription \(original): \(describe(old)) → \(describe(new))")
+        }
+        return lines
+    }
+
+    private func revenue(_ pool: ConnectionPool) async throws -> [String] {
+        func totals(_ schema: String) -> SQL {
+            """
+            SELECT environment, currency, day,
+                   coalesce(sum(gross_minor) FILTER (WHERE line_type = 'sale'), 0)::bigint AS gross,
+                   coalesce(-sum(gross_minor) FILTER (WHERE line_type = 'refund'), 0)::bigint AS refunded,
+                   sum(gross_minor)::bigint AS net
+            FROM \(identifier: schema).projection_revenue_lines GROUP BY 1, 2, 3
+            """
+        }
+        let old = totals(live), new = totals(shadow)
+        return try await pool.withConnection { connection in
+            try connection.query("""
+                WITH o AS (\(fragment: old)), n AS (\(fragment: new))
+                SELECT coalesce(n.environment, o.environment), coalesce(n.currency, o.currency), to_char(coalesce(n.day, o.day), 'YYYY-MM-DD'),
+                       o.gross, n.gross, o.refunded, n.refunded, o.net, n.net
+                FROM o FULL OUTER JOIN n ON n.environment = o.environment AND n.currency = o.currency AND n.day = o.day
+                WHERE (o.gross, o.refunded, o.net) IS DISTINCT FROM (n.gross, n.refunded, n.net)
+                ORDER BY 1, 2, 3
+                """).map { row in
+                let currency: String = try row.decode(1)
+                func money(_ index: Int) throws -> String {
+                    try row.decode(index, as: Int64?.self).map { Money(minorUnits: $0, currency: currency).decimal } ?? "none"
+                }
+                return "revenue \(try row.decode(0, as: String.self)) \(currency) \(try row.decode(2, as: String.self)): "
+                    + "gross \(try money(3)) → \(try money(4)), refunded \(try money(5)) → \(try money(6)), net \(try money(7)) → \(try money(8))"
+            }
+        }
+    }
+
+    /// The tables whose differences the lines above do not already tell.
+    private func otherTables(_ pool: ConnectionPool) async throws -> [String] {
+        let tables = ["projection_entitlements", "projection_ownership", "projection_ownership_history", "projection_apple_account_members",
+                      "projection_revenue_prices", "projection_timeline_events", "projection_timeline_links"]
+        return try await pool.withConnection { connection in
+            try tables.compactMap { table in
+                let differing: Int64 = try connection.query("""
+                    SELECT count(*) FROM (
+                        (SELECT * FROM \(identifier: live).\(identifier: table) EXCEPT ALL SELECT * FROM \(identifier: shadow).\(identifier: table))
+                        UNION ALL (SELECT * FROM \(identifier: shadow).\(identifier: table) EXCEPT ALL SELECT * FROM \(identifier: live).\(identifier: table))) d
+                    """)[0].decode(0)
+                return differing == 0 ? nil : "\(table): \(differing) rows differ"
+            }
+        }
+    }
+
+    /// Rows and an order-independent md5 per table: the md5 of the sorted md5s of each row's text.
+    static func checksums(of schema: String, tables: [String], on pool: ConnectionPool) async throws -> [(table: String, rows: Int64, md5: String)] {
+        try await pool.withConnection { connection in
+            try tables.map { table in
+                let row = try connection.query("""
+                    SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h), ''))
+                    FROM (SELECT md5(t::text) AS h FROM \(identifier: schema).\(identifier: table) t) rows
+                    """)[0]
+                return (table, try row.decode(0), try row.decode(1))
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import LedgerService
+import Logging
+
+/// `purchase-ledger replay [--dry-run]`: rebuilds every projection from the first event beside
+/// the live ones and swaps them in; with --dry-run, only says what would change.
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Rebuild every projection from the first event and swap it in while the server keeps serving.",
+        discussion: """
+            With --dry-run, builds without swapping and prints what would change (balances, subscriptions, revenue totals: \
+            old → new). Prints a checksum per table: two rebuilds of the same events print the same. Runs as the database \
+            owner (DATABASE_URL's role), since it creates and moves tables; events are never touched.
+            """)
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(name: .customLong("dry-run"), help: "Build and compare, swap nothing")
+    var dryRun = false
+
+    func run() async throws {
+        let logger = Logger(label: "purchase-ledger.replay")
+        let dryRun = dryRun
+        let report = try await database.withDatabase(logger: logger) { conninfo, _ in
+            try await ProjectionReplay(conninfo: conninfo, logger: logger)
+                .run(dryRun: dryRun, progress: RateProgress.reporter(label: "replay"))
+        }
+        TerminalProgress.finish()
+        let seconds = Double(report.elapsed.components.seconds) + Double(report.elapsed.components.attoseconds) / 1e18
+        print("replay\(dryRun ? " (dry run)" : ""): rebuilt \(report.events) events in \(String(format: "%.1f", seconds)) s")
+        if report.changes.isEmpty {
+            print("nothing to change: the rebuilt projections equal the live ones")
+        } else {
+            print("\(dryRun ? "would change" : "changed") (old → new):")
+            for line in report.changes { print("  " + line) }
+        }
+        print("checksums:")
+        let width = report.checksums.map(\.table.count).max() ?? 0
+        for sum in report.checksums {
+            print("  " + sum.table.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(sum.rows) rows  md5 \(sum.md5)")
+        }
+        print(report.swapped ? "swapped in: the rebuilt projections are live" : "dry run: nothing was swapped")
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `replay` on the ledger the demo leaves.
+@Suite("purchase-ledger replay")
+struct ReplayCommandTests {
+    @Test("a dry run finds nothing to change and prints checksums; the replay swaps and prints the same checksums; progress goes to plain lines off a terminal")
+    func replayCommand() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            #expect(demo.status == 0, "\(demo.output)")
+            let dry = try await ToolRun.run(["replay", "--dry-run"], databaseURL: conninfo)
+            #expect(dry.status == 0, "\(dry.output)")
+            #expect(dry.output.contains("nothing to change: the rebuilt projections equal the live ones"))
+            #expect(dry.output.contains("dry run: nothing was swapped"))
+            #expect(dry.output.contains(/replay \d+ \/ \d+ events, \d+ events\/s, ETA \d+ s\n/), "a plain progress line")
+            let replay = try await ToolRun.run(["replay"], databaseURL: conninfo)
+            #expect(replay.status == 0, "\(replay.output)")
+            #expect(replay.output.contains("swapped in: the rebuilt projections are live"))
+            func sums(_ output: String) -> [Substring] {
+                output.split(separator: "\n").filter { $0.contains(" md5 ") }
+            }
+            #expect(sums(dry.output).count == 11)
+            #expect(sums(dry.output) == sums(replay.output))
+            let leftovers: Int64 = try await pool.withConnection {
+                try $0.query("SELECT count(*) FROM pg_namespace WHERE nspname = current_schema() || '_replay'")[0].decode(0)
+            }
+            #expect(leftovers == 0, "the rebuild's schema is gone")
+            #expect(try await ToolRun.run(["verify"], databaseURL: conninfo).status == 0)
+        }
+    }
+}
