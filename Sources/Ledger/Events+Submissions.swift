@@ -4,6 +4,8 @@ public enum SubmissionKind: String, Sendable, Hashable, Codable {
     case receipt
     /// A StoreKit 2 `jwsRepresentation` (`POST /v1/transactions`), verified locally.
     case signedTransaction = "signed_transaction"
+    /// A line of history imported from an earlier system (`purchase-ledger import`).
+    case imported = "import"
 }
 
 /// A client handed in proof of payment. Recorded before Apple is asked, so an accepted receipt

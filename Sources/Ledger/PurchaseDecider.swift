@@ -4,7 +4,9 @@
 public enum PurchaseDecider {
     /// Decides a submission whose evidence Apple vouched for (status 0 or 21006, or a verified
     /// signed transaction).
-    public static func decide(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
+    /// `requireOrders: false` (history imports) delivers every new purchase of a receipt without
+    /// a transaction id to the submitting user, with or without an order.
+    public static func decide(_ submission: Submission, evidence: Evidence, context: PurchaseContext, requireOrders: Bool = true) -> Decision {
         if let bundle = evidence.bundleId, bundle != context.bundleId {
             return reject(.bundleIdMismatch, "the receipt is for bundle \(bundle), not \(context.bundleId)")
         }
@@ -12,7 +14,7 @@ public enum PurchaseDecider {
             return reject(.bundleIdMismatch, "Apple's answer names no bundle id")
         }
         let account = appleAccount(of: evidence, submissionId: submission.submissionId)
-        var decision = decideForApp(submission, evidence: evidence, context: context)
+        var decision = decideForApp(submission, evidence: evidence, context: context, requireOrders: requireOrders)
         decision.appleAccount = account
         return decision
     }
@@ -27,7 +29,7 @@ public enum PurchaseDecider {
     }
 
     /// `decide` once the evidence is known to be this app's.
-    static func decideForApp(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
+    static func decideForApp(_ submission: Submission, evidence: Evidence, context: PurchaseContext, requireOrders: Bool) -> Decision {
         var work = Work(submission: submission, evidence: evidence, context: context)
         if let transactionId = submission.transactionId {
             guard let entry = evidence.entry(transactionId) else {
@@ -38,7 +40,7 @@ public enum PurchaseDecider {
             }
         } else {
             for entry in evidence.entries where entry.inApp && !work.isRenewal(entry) {
-                _ = work.deliver(entry, requireOrder: true)
+                _ = work.deliver(entry, requireOrder: requireOrders)
             }
         }
         work.recordRenewalsRefundsAndObservations(source: submission.submissionId)

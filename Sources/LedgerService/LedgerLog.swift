@@ -29,8 +29,17 @@ public struct LedgerLog: Sendable {
     /// `EventStoreError.wrongExpectedVersion` when another decision got to a stream first.
     @discardableResult
     public func append(_ appends: [LedgerAppend], metadata: RequestMetadata) async throws -> [RecordedEvent] {
+        try await store.append(try Self.streamAppends(appends, metadata: metadata))
+    }
+
+    /// Appends through COPY on `connection`, in the caller's transaction (imports).
+    public func copyAppend(_ appends: [LedgerAppend], metadata: RequestMetadata, on connection: Connection) throws -> Int {
+        try store.copyAppend(try Self.streamAppends(appends, metadata: metadata), on: connection)
+    }
+
+    static func streamAppends(_ appends: [LedgerAppend], metadata: RequestMetadata) throws -> [StreamAppend] {
         let meta = try JSONB(bytes: Array(LedgerJSON.encoder.encode(metadata)))
-        let streamAppends = try appends.map { append in
+        return try appends.map { append in
             StreamAppend(
                 try append.events.map { event in
                     guard let payload = event.payload else {
@@ -42,7 +51,6 @@ public struct LedgerLog: Sendable {
                 },
                 to: append.stream, expecting: append.expectation.expectedVersion)
         }
-        return try await store.append(streamAppends)
     }
 
     /// The events of one stream, decoded.

@@ -12,7 +12,11 @@ enum TimelineSummary {
         case .orderFulfilled(let f):
             return "Order \(f.orderId) fulfilled by Apple transaction \(f.transactionId)"
         case .receiptSubmitted(let s):
-            let what = s.kind == .receipt ? "an App Store receipt" : "a StoreKit 2 signed transaction"
+            let what = switch s.kind {
+            case .receipt: "an App Store receipt"
+            case .signedTransaction: "a StoreKit 2 signed transaction"
+            case .imported: "an imported history line"
+            }
             let claim = s.transactionId.map { $0.isEmpty ? "" : " for transaction \($0)" } ?? ""
             return "User \(s.userId) submitted \(what)\(claim) (document sha256 \(s.documentSha256.prefix(12))…)\(by)"
         case .appleResponded(let r):

@@ -23,7 +23,7 @@ enum TerminalProgress {
 /// Progress of a long pass over the log with its rate and time left: rewritten in place on a
 /// terminal, one plain line every five seconds otherwise (logs and CI keep a trace).
 enum RateProgress {
-    static func reporter(label: String) -> @Sendable (Int64, Int64) -> Void {
+    static func reporter(label: String, unit: String = "events") -> @Sendable (Int64, Int64) -> Void {
         let started = ContinuousClock.now
         let terminal = TerminalProgress.isTerminal
         let lastLine = Mutex(ContinuousClock.now)
@@ -32,7 +32,7 @@ enum RateProgress {
             let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
             let rate = Double(done) / seconds
             let left = rate > 0 ? Double(max(total - done, 0)) / rate : 0
-            let line = "\(label) \(done) / \(total) events, \(Int(rate)) events/s, ETA \(Int(left.rounded(.up))) s"
+            let line = "\(label) \(done) / \(total) \(unit), \(Int(rate)) \(unit)/s, ETA \(Int(left.rounded(.up))) s"
             if terminal {
                 FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
             } else if lastLine.withLock({ last in

@@ -1,0 +1,111 @@
+import AppStore
+import Foundation
+import Ledger
+
+/// One line of `purchase-ledger import`: a user and what an earlier system kept of their
+/// purchases, either Apple's verifyReceipt answer as it was stored, or a transaction record.
+///
+///     {"user_id": "u1", "verify_receipt_response": {"status": 0, "receipt": {...}, ...}}
+///     {"user_id": "u1", "transaction": {"transaction_id": "1000000000000042", "product_id": "com.example.coins100",
+///      "purchase_date_ms": 1700000000000, "original_transaction_id"?, "quantity"?, "environment"?: "Production",
+///      "expires_date_ms"?, "price_milliunits"?, "currency"?}}
+struct ImportLine {
+    var userId: String
+    var evidence: Evidence
+    /// A transaction record names its transaction, so its rejections are specific
+    /// (`unknown_product`, `owned_by_another_user`); a receipt delivers all it holds.
+    var transactionId: String?
+
+    private struct Raw: Decodable {
+        var userId: String?
+        var verifyReceiptResponse: JSONValue?
+        var transaction: Record?
+
+        enum CodingKeys: String, CodingKey {
+            case userId = "user_id", verifyReceiptResponse = "verify_receipt_response", transaction
+        }
+    }
+
+    private struct Record: Decodable {
+        var transactionId: String
+        var originalTransactionId: String?
+        var productId: String
+        var purchaseDateMs: Int64
+        var quantity: Int64?
+        var environment: String?
+        var expiresDateMs: Int64?
+        var priceMilliunits: Int64?
+        var currency: String?
+
+        enum CodingKeys: String, CodingKey {
+            case transactionId = "transaction_id", originalTransactionId = "original_transaction_id", productId = "product_id"
+            case purchaseDateMs = "purchase_date_ms", quantity, environment, expiresDateMs = "expires_date_ms"
+            case priceMilliunits = "price_milliunits", currency
+        }
+    }
+
+    /// Parses and checks a line; the error says what is wrong, for the line-numbered report.
+    static func parse(_ bytes: [UInt8], bundleId: String) throws(LedgerServiceError) -> ImportLine {
+        let raw: Raw
+        do {
+            // A plain decoder: a key strategy would also rename the keys inside Apple's body.
+            raw = try JSONDecoder().decode(Raw.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw LedgerServiceError(.invalidRequest, describe(error))
+        } catch {
+            throw LedgerServiceError(.invalidRequest, "not JSON")
+        }
+        guard let user = raw.userId, (1...200).contains(user.count) else {
+            throw LedgerServiceError(.invalidRequest, "user_id must be a string of 1 to 200 characters")
+        }
+        switch (raw.verifyReceiptResponse, raw.transaction) {
+        case (.some(let body), nil):
+            guard case .object = body, let data = try? JSONEncoder().encode(body), let response = try? VerifyReceiptResponse(jsonBytes: data) else {
+                throw LedgerServiceError(.invalidRequest, "verify_receipt_response is not a verifyReceipt answer")
+            }
+            guard response.status == .valid || response.status == .subscriptionExpired else {
+                throw LedgerServiceError(.invalidRequest, "verify_receipt_response has status \(response.status.rawValue): Apple did not vouch for it")
+            }
+            return ImportLine(userId: user, evidence: Evidence(response: response, environmentFallback: "Production"), transactionId: nil)
+        case (nil, .some(let record)):
+            return ImportLine(userId: user, evidence: try evidence(record, bundleId: bundleId), transactionId: record.transactionId)
+        default:
+            throw LedgerServiceError(.invalidRequest, "a line holds either verify_receipt_response or transaction")
+        }
+    }
+
+    private static func evidence(_ record: Record, bundleId: String) throws(LedgerServiceError) -> Evidence {
+        let environment = record.environment ?? "Production"
+        guard environment == "Production" || environment == "Sandbox" else {
+            throw LedgerServiceError(.invalidRequest, "transaction.environment is Production or Sandbox, not \(environment)")
+        }
+        guard !record.transactionId.isEmpty, !record.productId.isEmpty else {
+            throw LedgerServiceError(.invalidRequest, "transaction.transaction_id and product_id must not be empty")
+        }
+        let quantity = record.quantity ?? 1
+        guard quantity > 0 else { throw LedgerServiceError(.invalidRequest, "transaction.quantity must be positive") }
+        guard (record.priceMilliunits == nil) == (record.currency == nil) else {
+            throw LedgerServiceError(.invalidRequest, "transaction.price_milliunits and currency go together")
+        }
+        let entry = EvidenceEntry(
+            transactionId: record.transactionId, originalTransactionId: record.originalTransactionId ?? record.transactionId,
+            productId: record.productId, quantity: quantity, purchaseDateMs: record.purchaseDateMs, expiresDateMs: record.expiresDateMs,
+            priceMilliunits: record.priceMilliunits, currency: record.currency)
+        return Evidence(bundleId: bundleId, environment: environment, entries: [entry])
+    }
+
+    /// Which field is wrong, in the line's own (snake_case) names.
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context, _ key: CodingKey? = nil) -> String {
+            let keys = context.codingPath + (key.map { [$0] } ?? [])
+            return keys.map { key in key.intValue.map { "[\($0)]" } ?? key.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context, key)) is missing"
+        case .typeMismatch(let type, let context): return "\(path(context)) must be \(type == Int64.self ? "an integer" : "a \(type)")"
+        case .valueNotFound(_, let context): return "\(path(context)) must not be null"
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not JSON" : "\(path(context)) is malformed"
+        @unknown default: return "not a line this import reads"
+        }
+    }
+}
