@@ -41,7 +41,8 @@ struct DemoCommand: AsyncParsableCommand {
             return try await withPool(conninfo, logger: logger) { pool in
                 try await Migrator().migrate(pool: pool, logger: logger)
                 print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
-                try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
+                let refunded = try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
+                try await DemoReport.print(conninfo: conninfo, refundedTransaction: refunded, logger: logger)
                 return (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
             }
         }
@@ -51,7 +52,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// The ledger's server and the Apple simulator, the demo's purchases through the API, and,
     /// with `serve`, both kept up until Ctrl-C.
-    private static func play(conninfo: String, serve: Bool, logger: Logger) async throws {
+    private static func play(conninfo: String, serve: Bool, logger: Logger) async throws -> String {
         let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(UUID().uuidString).json")
         try Data(DemoScript.catalog.utf8).write(to: catalogFile)
         defer { try? FileManager.default.removeItem(at: catalogFile) }
@@ -75,8 +76,9 @@ struct DemoCommand: AsyncParsableCommand {
             throw error
         }
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
+        let refunded: String
         do {
-            try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
+            refunded = try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
                 try await waitForInterrupt()
@@ -88,6 +90,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await server.stop()
         try await apple.stop()
+        return refunded
     }
 
     /// Returns at Ctrl-C, so the private cluster is still stopped cleanly.

@@ -23,7 +23,8 @@ struct DemoScript {
     let ledger: String
     let simulator: AppleSimulator
 
-    func play() async throws {
+    /// Plays the day; returns the refunded transaction, whose dispute timeline the demo prints.
+    func play() async throws -> String {
         print("purchases through \(ledger):")
         // Consumables for three users, one of them twice, and one resubmitted by a retrying client.
         for (user, apple) in [("alice", "apple-alice"), ("bob", "apple-bob"), ("carol", "apple-carol"), ("alice", "apple-alice")] {
@@ -53,8 +54,10 @@ struct DemoScript {
             let erin = try await get("/v1/users/erin")
             return ((erin["balances"] as? [String: Any])?["coins"] as? Int) == 100
         }
+        let ivanOriginal = try await playStories(carolApple: "apple-carol", aliceMonthly: monthly)
+        try await playCrowd(users: 300, days: 5)
         print("\nbalances and entitlements (GET /v1/users/ID):")
-        for user in ["alice", "bob", "carol", "dave", "erin"] {
+        for user in ["alice", "bob", "carol", "dave", "erin", "gina", "hank"] {
             let view = try await get("/v1/users/\(user)")
             let balances = (view["balances"] as? [String: Any]).map { $0.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ") } ?? ""
             let owned = (view["entitlements"] as? [[String: Any]] ?? []).map {
@@ -63,30 +66,33 @@ struct DemoScript {
             print("  \(pad(user, 6)) \(pad(balances.isEmpty ? "-" : balances, 12)) \(owned.joined(separator: ", "))")
         }
         print("\nsubscriptions (GET /v1/subscriptions/ID):")
-        let sub = try await get("/v1/subscriptions/\(monthly.transaction.originalTransactionId)")
-        print("  \(sub["original_transaction_id"] ?? "?") \(sub["product_id"] ?? "?") owner=\(sub["owner_user_id"] ?? "?") "
-            + "status=\(sub["status"] ?? "?") expires=\(sub["expires_at"] ?? "?") in_trial=\((sub["in_trial"] as? Bool).map(String.init) ?? "?")")
+        for original in [monthly.transaction.originalTransactionId, ivanOriginal] {
+            let sub = try await get("/v1/subscriptions/\(original)")
+            print("  \(sub["original_transaction_id"] ?? "?") \(sub["product_id"] ?? "?") owner=\(sub["owner_user_id"] ?? "?") "
+                + "status=\(sub["status"] ?? "?") expires=\(sub["expires_at"] ?? "?") in_trial=\((sub["in_trial"] as? Bool).map(String.init) ?? "?")")
+        }
         print("")
+        return bobCoins.transactionId
     }
 
-    private func buy(user: String, apple: String, product: String, environment: SimulatedEnvironment = .production) async throws -> PurchaseResult {
+    func buy(user: String, apple: String, product: String, environment: SimulatedEnvironment = .production) async throws -> PurchaseResult {
         let order = try await post("/v1/orders", ["user_id": user, "product_id": product])
         let token = (order.json["app_account_token"] as? String).flatMap(UUID.init(uuidString:))
         return try await simulator.purchase(appleId: apple, productId: product, environment: environment, appAccountToken: token)
     }
 
-    private func submitReceipt(user: String, _ purchase: PurchaseResult) async throws -> (status: Int, json: [String: Any]) {
+    func submitReceipt(user: String, _ purchase: PurchaseResult) async throws -> (status: Int, json: [String: Any]) {
         try await post("/v1/receipts", ["user_id": user, "receipt_data": purchase.receiptData, "transaction_id": purchase.transactionId])
     }
 
-    private func report(_ user: String, _ what: String, _ answer: (status: Int, json: [String: Any])) async throws {
+    func report(_ user: String, _ what: String, _ answer: (status: Int, json: [String: Any])) async throws {
         var outcome = answer.json["outcome"] as? String ?? "?"
         if let error = answer.json["error"] as? [String: Any], let code = error["code"] { outcome += " \(code)" }
         print("  \(pad(user, 6)) \(pad(what, 24)) → \(answer.status) \(outcome)")
         guard answer.status < 500 else { throw DemoError("the ledger answered \(answer.status) to \(what)") }
     }
 
-    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+    func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if try await condition() { return }
@@ -117,7 +123,7 @@ struct DemoScript {
         return (Int(response.status.code), json)
     }
 
-    private func pad(_ text: String, _ width: Int) -> String {
+    func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 }

@@ -1,0 +1,27 @@
+import EventStore
+import Foundation
+import LedgerService
+import Logging
+import Postgres
+
+/// What the demo prints after its purchases, with the very code of `audit revenue`, `dispute`
+/// and `replay --dry-run`.
+enum DemoReport {
+    static func print(conninfo: String, refundedTransaction: String, logger: Logger) async throws {
+        try await withPool(conninfo, logger: logger) { pool in
+            let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, logger: logger)
+            try await runner.catchUp()
+            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Int64(Date().timeIntervalSince1970 * 1000) })
+            let query = try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .day)
+            Swift.print("revenue by day (purchase-ledger audit revenue --group-by day):")
+            Swift.print(RevenueFormat.table(try await reads.revenue(query)))
+            if let timeline = try await reads.timeline(.transaction, refundedTransaction) {
+                Swift.print("one dispute timeline, bob's refunded pack (purchase-ledger dispute \(refundedTransaction)):")
+                Swift.print(DisputeStory.text(timeline))
+            }
+        }
+        let dry = try await ProjectionReplay(conninfo: conninfo, logger: logger).run(dryRun: true)
+        Swift.print("replay --dry-run: rebuilt \(dry.events) events; "
+            + (dry.changes.isEmpty ? "nothing to change" : "\(dry.changes.count) differences: " + dry.changes.joined(separator: "; ")))
+    }
+}
