@@ -133,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore", "AppleSimulator", "LedgerService", "LedgerHTTP",
+                "Postgres", "EventStore", "AppStore", "AppleSimulator", "Ledger", "LedgerService", "LedgerHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -40,16 +40,25 @@ extension ReadModels {
             try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
             let subject = kind.rawValue + ":" + id
             let rows = try await pool.withConnection { connection in
-                try connection.query("""
-                    WITH RECURSIVE subjects(name) AS (
-                        SELECT \(subject)::text
-                        UNION
-                        SELECT l.includes FROM projection_timeline_links l JOIN subjects s ON l.subject = s.name)
-                    SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id, e.payload, e.metadata
-                    FROM events e
-                    WHERE e.position IN (SELECT t.position FROM projection_timeline_events t WHERE t.subject IN (SELECT name FROM subjects))
-                    ORDER BY e.position
-                    """)
+                // Subject by subject through the links, then positions, then events: each step
+                // an index look-up with = ANY, which the planner cannot turn into a scan the way
+                // it may for a recursive query it cannot estimate.
+                var subjects: Set<String> = [subject]
+                var frontier = [subject]
+                while !frontier.isEmpty {
+                    let next: [String] = try connection.query("""
+                        SELECT DISTINCT includes FROM projection_timeline_links WHERE subject = ANY(\(PostgresArray(frontier.map(Optional.some))))
+                        """).map { try $0.decode(0) }
+                    frontier = next.filter { subjects.insert($0).inserted }
+                }
+                let positions: [Int64?] = try connection.query("""
+                    SELECT DISTINCT position FROM projection_timeline_events WHERE subject = ANY(\(PostgresArray(subjects.sorted().map(Optional.some))))
+                    """).map { try $0.decode(0) }
+                guard !positions.isEmpty else { return [PostgresRow]() }
+                return Array(try connection.query("""
+                    SELECT position, (extract(epoch FROM recorded_at) * 1000)::bigint, event_type, stream_id, payload, metadata
+                    FROM events WHERE position = ANY(\(PostgresArray(positions))) ORDER BY position
+                    """))
             }
             guard !rows.isEmpty else { return nil }
             var entries: [TimelineView.Entry] = []

@@ -40,12 +40,25 @@ case "flow":
         exit(2)
     }
     try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds)
+case "replay-grow":
+    // ledger-bench replay-grow EVENTS: grows the demo-mix log to EVENTS events.
+    guard arguments.count == 2, let events = Int64(arguments[1]), let conninfo = environment["DATABASE_URL"] else {
+        FileHandle.standardError.write(Data("usage: ledger-bench replay-grow EVENTS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    try await ReplayBench.grow(conninfo: conninfo, to: events)
+case "replay":
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    try await ReplayBench.run(conninfo: conninfo)
+case "dispute":
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
 case "apple":
     // Tools/bench runs from the repository's root, where the fixtures are.
     let fixture = environment["BENCH_FIXTURE"]
         ?? "Tests/Fixtures/apple/verifyreceipt-ios7-subscription-42-in_app-monthly-yearly-imdhemy.json"
     try AppleBench.run(fixture: URL(fileURLWithPath: fixture))
 default:
-    FileHandle.standardError.write(Data("usage: ledger-bench store|apple|flow\n".utf8))
+    FileHandle.standardError.write(Data("usage: ledger-bench store|apple|flow|replay-grow|replay|dispute\n".utf8))
     exit(2)
 }

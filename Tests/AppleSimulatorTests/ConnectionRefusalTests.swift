@@ -2,6 +2,7 @@ import AppStore
 import AppleSimulator
 import AsyncHTTPClient
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -84,7 +85,7 @@ struct ConnectionRefusalTests {
     @Test("a simulator stopped while refusing frees its port and cannot serve again")
     func stopWhileRefusing() async throws {
         let simulator = try AppleSimulator(configuration: SimulatorHarness.configuration())
-        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: 0)
+        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: try LoopbackPort.freeOutsideEphemeralRange())
         try await running.refuseConnections()
         try await running.stop()
         try await running.stop()  // stopping twice is harmless

@@ -1,3 +1,4 @@
+import TestSupport
 import AppStore
 import AppleSimulator
 import AsyncHTTPClient
@@ -45,7 +46,7 @@ enum SimulatorHarness {
         _ body: (RunningAppleSimulator) async throws -> T
     ) async throws -> T {
         let simulator = try AppleSimulator(configuration: configuration)
-        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: 0)
+        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: try LoopbackPort.freeOutsideEphemeralRange())
         do {
             let result = try await body(running)
             try await running.stop()

@@ -27,12 +27,30 @@ public enum LoopbackPort {
         return port
     }
 
-    private static func bind() throws -> (Int32, Int) {
+    /// A free port below the kernel's ephemeral range, for a server that stops and starts again
+    /// on the same port: in the ephemeral range, a test's outgoing connection may be handed
+    /// the port while it is free, and the server cannot bind it back.
+    public static func freeOutsideEphemeralRange() throws -> Int {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) } ?? []
+        let low = max(range.first ?? 32_768, 12_000)
+        for _ in 0..<200 {
+            let port = Int.random(in: 10_000..<low)
+            if let (fd, _) = try? bind(port: port) {
+                close(fd)
+                return port
+            }
+        }
+        throw Failure(errno: EADDRINUSE)
+    }
+
+    private static func bind(port: Int = 0) throws -> (Int32, Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(errno: errno) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

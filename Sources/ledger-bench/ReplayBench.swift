@@ -1,0 +1,148 @@
+import EventStore
+import Foundation
+import Ledger
+import LedgerService
+import Logging
+import Postgres
+
+/// `Tools/bench replay` and `dispute`: a log of the demo's mix (orders, receipts, Apple's answers,
+/// deliveries, ownership, renewals, refunds) grown by COPY, then the rebuild of every projection
+/// (events/s, peak memory) beside COPY TO of the same events, and timelines read from it.
+enum ReplayBench {
+    static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}, {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 299, "currency": "USD"}, {"product_id": "com.example.pro.monthly", "kind": "auto_renewable", "price_minor": 499, "currency": "USD"}]}"#
+
+    static var logger: Logger {
+        var logger = Logger(label: "bench.replay")
+        logger.logLevel = .error
+        return logger
+    }
+
+    /// Grows the log of schema `bench_replay` (created on first use) to at least `events`.
+    static func grow(conninfo: String, to events: Int64) async throws {
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
+        defer { Task { await pool.close() } }
+        try await Migrator().migrate(pool: pool, logger: logger)
+        let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
+        var head = try await log.store.headPosition()
+        if head == 0 {
+            _ = try await CatalogStore(log: log).load(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+            head = 1
+        }
+        var purchase: Int64 = try await pool.withConnection {
+            try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0)
+        }
+        while head < events {
+            let batch = (0..<1_000).flatMap { offset in appends(for: purchase + Int64(offset)) }
+            purchase += 1_000
+            head += Int64(try await pool.withTransaction { try log.copyAppend(batch, metadata: RequestMetadata(actor: "bench"), on: $0) })
+        }
+        print(head)
+    }
+
+    /// One purchase's events as the live flow records them; every sixth is a monthly plan with
+    /// two renewals, every 25th removes ads, every 40th is refunded.
+    static func appends(for n: Int64) -> [LedgerAppend] {
+        let user = "user-\(n % 50_000)", tx = String(2_000_000_000_000 + n * 4), order = "order-\(n)", submission = "sub-\(n)"
+        let product = n % 6 == 0 ? "com.example.pro.monthly" : (n % 25 == 0 ? "com.example.removeads" : "com.example.coins100")
+        let kind: ProductKind = n % 6 == 0 ? .autoRenewable : (n % 25 == 0 ? .nonConsumable : .consumable)
+        let at: Int64 = 1_767_225_600_000 + n * 60_000
+        let grants: [String: Int64] = kind == .consumable ? ["coins": 100] : [:]
+        let document = String(repeating: "ab", count: 32)
+        let delivered = PurchaseDelivered(
+            transactionId: tx, originalTransactionId: tx, productId: product, kind: kind, quantity: 1, userId: user, orderId: order,
+            environment: "Production", purchaseDateMs: at, expiresDateMs: kind == .autoRenewable ? at + 30 * 86_400_000 : nil,
+            priceMilliunits: nil, currency: nil, appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants,
+            submissionId: submission, match: .appAccountToken)
+        var appends = [
+            LedgerAppend(stream: Streams.order(order), expectation: .noStream, events: [
+                .orderCreated(OrderCreated(orderId: order, userId: user, productId: product, quantity: 1, appAccountToken: UUID().uuidString.lowercased(), createdAtMs: at - 5_000)),
+                .orderFulfilled(OrderFulfilled(orderId: order, transactionId: tx)),
+            ]),
+            LedgerAppend(stream: Streams.submission(submission), expectation: .noStream, events: [
+                .receiptSubmitted(ReceiptSubmitted(submissionId: submission, userId: user, orderId: nil, transactionId: tx, kind: .receipt, documentSha256: document, submittedAtMs: at)),
+                .appleResponded(AppleResponded(submissionId: submission, endpoint: "production", url: "https://buy.itunes.apple.com/verifyReceipt", httpStatus: 200, status: 0, latencyMs: 120, startedAtMs: at, documentSha256: nil, failure: nil)),
+                .submissionResolved(SubmissionResolved(submissionId: submission, outcome: "delivered", transactionIds: [tx])),
+            ]),
+            LedgerAppend(stream: Streams.transaction(tx), expectation: .noStream, events: [.purchaseDelivered(delivered)]),
+        ]
+        if kind.isOwned {
+            appends.append(LedgerAppend(stream: Streams.ownership(tx), expectation: .noStream, events: [
+                .ownershipClaimed(OwnershipClaimed(originalTransactionId: tx, productId: product, kind: kind, userId: user, transactionId: tx, environment: "Production")),
+            ]))
+        }
+        if kind == .autoRenewable {
+            for renewal in 1...2 {
+                let id = String(2_000_000_000_000 + n * 4 + Int64(renewal))
+                let start = at + Int64(renewal) * 30 * 86_400_000
+                appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [
+                    .subscriptionRenewalSeen(SubscriptionRenewalSeen(
+                        transactionId: id, originalTransactionId: tx, productId: product, userId: user, environment: "Production",
+                        purchaseDateMs: start, expiresDateMs: start + 30 * 86_400_000, isTrial: false, priceMilliunits: 4_990, currency: "USD", source: "notification")),
+                ]))
+            }
+        }
+        if n % 40 == 7 {
+            appends.append(LedgerAppend(stream: Streams.refund(tx), expectation: .noStream, events: [
+                .purchaseRefunded(PurchaseRefunded(
+                    transactionId: tx, originalTransactionId: tx, productId: product, kind: kind, quantity: 1, userId: user, environment: "Production",
+                    grants: grants, refundedAtMs: at + 7 * 86_400_000, reason: 0, revocation: "refund", source: "notification")),
+            ]))
+        }
+        return appends
+    }
+
+    /// COPY TO of the whole log, then a rebuild of every projection (dry run), in one process
+    /// whose peak memory is the rebuild's. Prints "EVENTS REPLAY_EVENTS_PER_S PEAK_MB COPY_ROWS_PER_S".
+    static func run(conninfo: String) async throws {
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
+        let (rows, copySeconds) = try await pool.withConnection { connection -> (Int, Double) in
+            let started = ContinuousClock.now
+            let rows = try connection.copyOut("COPY (SELECT * FROM events ORDER BY position) TO STDOUT") { _ in }
+            return (rows, seconds(ContinuousClock.now - started))
+        }
+        await pool.close()
+        let started = ContinuousClock.now
+        let report = try await ProjectionReplay(conninfo: conninfo, pageSize: 2_000, logger: logger).run(dryRun: true)
+        let elapsed = seconds(ContinuousClock.now - started)
+        print(String(format: "%d %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peakMemoryMB(), Double(rows) / copySeconds))
+    }
+
+    /// p50 and p99 of `GET /v1/timelines/...`'s read (ReadModels.timeline) for random
+    /// transactions and users. Prints "P50_MS P99_MS READS".
+    static func dispute(conninfo: String, reads count: Int) async throws {
+        let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
+        let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
+        try await runner.catchUp()
+        let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { 0 })
+        let purchases: Int64 = try await pool.withConnection {
+            try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0)
+        }
+        var generator = SystemRandomNumberGenerator()
+        var latencies: [Double] = []
+        for index in 0..<count {
+            let n = Int64.random(in: 0..<purchases, using: &generator)
+            let started = ContinuousClock.now
+            let view = index % 4 == 3
+                ? try await reads.timeline(.user, "user-\(n % 50_000)")
+                : try await reads.timeline(.transaction, String(2_000_000_000_000 + n * 4))
+            latencies.append(seconds(ContinuousClock.now - started) * 1_000)
+            guard view != nil else { throw BenchError("no timeline for purchase \(n)") }
+        }
+        await pool.close()
+        latencies.sort()
+        print(String(format: "%.2f %.2f %d", latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)], count))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The process's peak resident memory (VmHWM), in MB.
+    static func peakMemoryMB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
+        return kilobytes / 1_024
+    }
+}
