@@ -162,15 +162,17 @@ public final class ProjectionRunner: Sendable {
         for row in try connection.query("SELECT name, position FROM projection_checkpoints") {
             checkpoints[try row.decode(0)] = try row.decode(1)
         }
-        // Every row change of the page and the checkpoints go to the server in one round
-        // trip (pipeline mode), inside the transaction: a page costs two round trips, not
-        // one per change.
+        // Every row change of the page, combined into few statements (ProjectionBatch), and the
+        // checkpoints go to the server in one round trip (pipeline mode), inside the
+        // transaction: a page costs two round trips, not one per change.
         var statements: [SQL] = []
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
+            var batch = ProjectionBatch()
             for (place, event) in decoded where place.position > checkpoint {
-                statements += projection.changes(for: event, at: place).flatMap(ProjectionSQL.statements(for:))
+                for change in projection.changes(for: event, at: place) { batch.add(change) }
             }
+            statements += batch.statements
             statements.append("""
                 UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
                 WHERE name = \(projection.name)

@@ -66,13 +66,16 @@ public struct ReadModels: Sendable {
                     let revokedAt: Int64? = try row.decode(3)
                     var active = revokedAt.map { $0 > now } ?? true
                     var expires: Int64?
+                    var product: String = try row.decode(1)
                     if kind == ProductKind.autoRenewable.rawValue {
                         let summary = try Self.summary(original, on: connection, now: now)
                         active = summary.map { [.active, .inGracePeriod].contains($0.status) } ?? false
                         expires = summary?.expiresAtMs
+                        // After an upgrade or downgrade the plan is the subscription's current one.
+                        product = summary?.productId ?? product
                     }
                     entitlements.append(.init(
-                        productId: try row.decode(1), originalTransactionId: original, kind: kind, active: active,
+                        productId: product, originalTransactionId: original, kind: kind, active: active,
                         expiresAt: expires.map(Timestamps.iso8601)))
                 }
                 return UserView(

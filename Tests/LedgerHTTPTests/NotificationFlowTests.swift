@@ -140,4 +140,21 @@ struct SubscriptionFlowTests {
             #expect(view.json["status"] as? String == "revoked")
         }
     }
+
+    @Test("an upgrade from monthly to yearly: the subscription and the user's entitlement name the yearly plan")
+    func upgrade() async throws {
+        try await LedgerHarness.with { ledger in
+            let (_, monthly) = try await ledger.orderAndBuy(user: "u1", product: "com.example.pro.monthly", appleId: "apple-1")
+            #expect(try await ledger.submit(user: "u1", purchase: monthly).outcome == "delivered")
+            let original = monthly.transaction.originalTransactionId
+            _ = try await ledger.simulator.changeProduct(originalTransactionId: original, to: "com.example.pro.yearly")
+            try await ledger.eventually("the upgrade is seen") {
+                try await ledger.get("/v1/subscriptions/\(original)").json["product_id"] as? String == "com.example.pro.yearly"
+            }
+            let entitlements = try await ledger.get("/v1/users/u1").json["entitlements"] as? [[String: any Sendable]]
+            #expect(entitlements?.count == 1)
+            #expect(entitlements?.first?["product_id"] as? String == "com.example.pro.yearly")
+            #expect(entitlements?.first?["active"] as? Bool == true)
+        }
+    }
 }

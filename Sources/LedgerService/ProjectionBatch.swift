@@ -1,0 +1,207 @@
+import Ledger
+import Postgres
+
+/// A page's row changes as few statements: changes that commute (balance deltas, merged
+/// subscription entries, timeline rows, history rows) or keep the newest (owners, renewal
+/// state) are combined in Swift by the same rules as `ProjectionSQL`, then written with one
+/// multi-row statement per kind (arrays through `unnest`). Changes whose result depends on the
+/// rows before them (revenue lines and prices, unions of Apple accounts) keep their order and
+/// their own statements. The result is the same rows as applying every change one by one: the
+/// replay's dry run compares exactly that (the server's runner applies small pages, a rebuild
+/// large ones) and finds nothing to change.
+struct ProjectionBatch {
+    private var balances: [Key2: Int64] = [:]
+    private var balanceOrder: [Key2] = []
+    private var owners: [String: (user: String, product: String, kind: String, environment: String)] = [:]
+    private var ownerOrder: [String] = []
+    private var revocations: [String: Int64] = [:]
+    private var entries: [Key2: (environment: String, entry: SubscriptionEntry)] = [:]
+    private var entryOrder: [Key2] = []
+    private var renewals: [String: RenewalObservation] = [:]
+    private var renewalOrder: [String] = []
+    private var holders: [String: (product: String, kind: String, environment: String, user: String?, position: Int64)] = [:]
+    private var holderOrder: [String] = []
+    private var history: [(original: String, position: Int64, at: Int64, user: String?, reason: String)] = []
+    private var members: [String: String?] = [:]
+    private var memberOrder: [String] = []
+    private var timelineEvents: [(String, Int64)] = []
+    private var timelineLinks: [(String, String)] = []
+    /// In log order, after the combined statements.
+    private var ordered: [SQL] = []
+
+    private struct Key2: Hashable {
+        var a: String
+        var b: String
+    }
+
+    mutating func add(_ change: ProjectionChange) {
+        switch change {
+        case .addToBalance(let user, let unit, let delta):
+            let key = Key2(a: user, b: unit)
+            if balances[key] == nil { balanceOrder.append(key) }
+            balances[key, default: 0] += delta
+        case .setOwner(let original, let user, let product, let kind, let environment):
+            if let first = owners[original] {
+                owners[original] = (user, first.product, first.kind, first.environment)
+            } else {
+                ownerOrder.append(original)
+                owners[original] = (user, product, kind.rawValue, environment)
+            }
+        case .revokeOwnership(let original, let at):
+            revocations[original] = min(revocations[original] ?? at, at)
+        case .mergeSubscriptionEntry(let original, let environment, let entry):
+            let key = Key2(a: original, b: entry.transactionId)
+            guard let (firstEnvironment, known) = entries[key] else {
+                entryOrder.append(key)
+                entries[key] = (environment, entry)
+                return
+            }
+            var merged = known
+            merged.purchaseDateMs = known.purchaseDateMs ?? entry.purchaseDateMs
+            merged.expiresDateMs = [known.expiresDateMs, entry.expiresDateMs].compactMap { $0 }.max()
+            merged.cancellationDateMs = [known.cancellationDateMs, entry.cancellationDateMs].compactMap { $0 }.min()
+            merged.isTrial = known.isTrial || entry.isTrial
+            merged.isUpgraded = known.isUpgraded || entry.isUpgraded
+            entries[key] = (firstEnvironment, merged)
+        case .observeRenewal(let original, let renewal):
+            guard let known = renewals[original] else {
+                renewalOrder.append(original)
+                renewals[original] = renewal
+                return
+            }
+            if Self.rank(renewal) > Self.rank(known) { renewals[original] = renewal }
+        case .changeOwner(let original, let product, let kind, let environment, let user, let reason, let place):
+            history.append((original, place.position, place.recordedAtMs, user, reason))
+            if let known = holders[original] {
+                if place.position > known.position { holders[original] = (known.product, known.kind, known.environment, user, place.position) }
+            } else {
+                holderOrder.append(original)
+                holders[original] = (product, kind.rawValue, environment, user, place.position)
+            }
+        case .linkAppleAccount(let originals, let appTransactionId):
+            for original in originals {
+                if let known = members[original] {
+                    members[original] = [known, appTransactionId].compactMap { $0 }.min()
+                } else {
+                    memberOrder.append(original)
+                    members[original] = appTransactionId
+                }
+            }
+            // The union itself, after every member of the page is in (see ProjectionSQL).
+            ordered += ProjectionSQL.statements(for: change).dropFirst()
+        case .timelineEvent(let subject, let position):
+            timelineEvents.append((subject, position))
+        case .timelineLink(let subject, let includes):
+            timelineLinks.append((subject, includes))
+        case .setCatalogPrice, .addRevenueSale, .addRevenueRefund:
+            ordered += ProjectionSQL.statements(for: change)
+        }
+    }
+
+    /// `observeRenewal`'s order (ProjectionSQL): newest first, ties broken by the whole row.
+    private static func rank(_ r: RenewalObservation) -> (Int64, String, String, String, Int64) {
+        func text(_ flag: Bool?) -> String { flag.map { $0 ? "true" : "false" } ?? "" }
+        return (r.observedAtMs, text(r.autoRenew), text(r.inBillingRetry), r.autoRenewProductId ?? "", r.gracePeriodExpiresMs ?? -1)
+    }
+
+    private static func texts(_ values: [String?]) -> PostgresArray { PostgresArray(values) }
+    private static func integers(_ values: [Int64?]) -> PostgresArray { PostgresArray(values) }
+    private static func flags(_ values: [Bool?]) -> PostgresArray { PostgresArray(values.map { $0.map { $0 ? "t" : "f" } }) }
+
+    /// The statements, combined ones first (members before their unions), then the ordered ones.
+    var statements: [SQL] {
+        var sql: [SQL] = []
+        if !balanceOrder.isEmpty {
+            sql.append("""
+                INSERT INTO projection_balances (user_id, unit, amount)
+                SELECT * FROM unnest(\(Self.texts(balanceOrder.map(\.a)))::text[], \(Self.texts(balanceOrder.map(\.b)))::text[],
+                                     \(Self.integers(balanceOrder.map { balances[$0] }))::bigint[])
+                ON CONFLICT (user_id, unit) DO UPDATE SET amount = projection_balances.amount + excluded.amount
+                """)
+        }
+        if !ownerOrder.isEmpty {
+            let rows = ownerOrder.compactMap { owners[$0] }
+            sql.append("""
+                INSERT INTO projection_entitlements (original_transaction_id, user_id, product_id, kind, environment)
+                SELECT * FROM unnest(\(Self.texts(ownerOrder))::text[], \(Self.texts(rows.map(\.user)))::text[],
+                                     \(Self.texts(rows.map(\.product)))::text[], \(Self.texts(rows.map(\.kind)))::text[],
+                                     \(Self.texts(rows.map(\.environment)))::text[])
+                ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id
+                """)
+        }
+        if !revocations.isEmpty {
+            let keys = revocations.keys.sorted()
+            sql.append("""
+                UPDATE projection_entitlements e SET revoked_at_ms = least(coalesce(e.revoked_at_ms, r.at), r.at)
+                FROM unnest(\(Self.texts(keys))::text[], \(Self.integers(keys.map { revocations[$0] }))::bigint[]) AS r(original, at)
+                WHERE e.original_transaction_id = r.original
+                """)
+        }
+        if !entryOrder.isEmpty {
+            let rows = entryOrder.compactMap { entries[$0] }
+            sql.append("""
+                INSERT INTO projection_subscription_entries
+                    (original_transaction_id, transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
+                     cancellation_date_ms, is_trial, is_upgraded)
+                SELECT * FROM unnest(\(Self.texts(entryOrder.map(\.a)))::text[], \(Self.texts(entryOrder.map(\.b)))::text[],
+                                     \(Self.texts(rows.map(\.entry.productId)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
+                                     \(Self.integers(rows.map(\.entry.purchaseDateMs)))::bigint[], \(Self.integers(rows.map(\.entry.expiresDateMs)))::bigint[],
+                                     \(Self.integers(rows.map(\.entry.cancellationDateMs)))::bigint[], \(Self.flags(rows.map(\.entry.isTrial)))::boolean[],
+                                     \(Self.flags(rows.map(\.entry.isUpgraded)))::boolean[])
+                ON CONFLICT (original_transaction_id, transaction_id) DO UPDATE SET
+                    purchase_date_ms = coalesce(projection_subscription_entries.purchase_date_ms, excluded.purchase_date_ms),
+                    expires_date_ms = greatest(projection_subscription_entries.expires_date_ms, excluded.expires_date_ms),
+                    cancellation_date_ms = least(projection_subscription_entries.cancellation_date_ms, excluded.cancellation_date_ms),
+                    is_trial = projection_subscription_entries.is_trial OR excluded.is_trial,
+                    is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
+                """)
+        }
+        for original in renewalOrder {
+            if let renewal = renewals[original] {
+                sql += ProjectionSQL.statements(for: .observeRenewal(originalTransactionId: original, renewal: renewal))
+            }
+        }
+        if !holderOrder.isEmpty {
+            let rows = holderOrder.compactMap { holders[$0] }
+            sql.append("""
+                INSERT INTO projection_ownership (original_transaction_id, product_id, kind, environment, owner_user_id, owner_position)
+                SELECT * FROM unnest(\(Self.texts(holderOrder))::text[], \(Self.texts(rows.map(\.product)))::text[],
+                                     \(Self.texts(rows.map(\.kind)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
+                                     \(Self.texts(rows.map(\.user)))::text[], \(Self.integers(rows.map(\.position)))::bigint[])
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    owner_user_id = excluded.owner_user_id, owner_position = excluded.owner_position
+                WHERE excluded.owner_position > projection_ownership.owner_position
+                """)
+            sql.append("""
+                INSERT INTO projection_ownership_history (original_transaction_id, position, recorded_at_ms, user_id, reason)
+                SELECT * FROM unnest(\(Self.texts(history.map(\.original)))::text[], \(Self.integers(history.map(\.position)))::bigint[],
+                                     \(Self.integers(history.map(\.at)))::bigint[], \(Self.texts(history.map(\.user)))::text[],
+                                     \(Self.texts(history.map(\.reason)))::text[])
+                ON CONFLICT (original_transaction_id, position) DO NOTHING
+                """)
+        }
+        if !memberOrder.isEmpty {
+            sql.append("""
+                INSERT INTO projection_apple_account_members (original_transaction_id, root, app_transaction_id)
+                SELECT id, id, app FROM unnest(\(Self.texts(memberOrder))::text[], \(Self.texts(memberOrder.map { members[$0] ?? nil }))::text[]) AS m(id, app)
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    app_transaction_id = least(projection_apple_account_members.app_transaction_id, excluded.app_transaction_id)
+                """)
+        }
+        if !timelineEvents.isEmpty {
+            sql.append("""
+                INSERT INTO projection_timeline_events (subject, position)
+                SELECT * FROM unnest(\(Self.texts(timelineEvents.map(\.0)))::text[], \(Self.integers(timelineEvents.map(\.1)))::bigint[])
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        if !timelineLinks.isEmpty {
+            sql.append("""
+                INSERT INTO projection_timeline_links (subject, includes)
+                SELECT * FROM unnest(\(Self.texts(timelineLinks.map(\.0)))::text[], \(Self.texts(timelineLinks.map(\.1)))::text[])
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        return sql + ordered
+    }
+}
