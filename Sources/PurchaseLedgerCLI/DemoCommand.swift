@@ -26,7 +26,7 @@ struct DemoCommand: AsyncParsableCommand {
             return logger
         }()
         let serveAfter = serve
-        let outcome = try await database.withDatabase(logger: logger) { adminConninfo, adminPool in
+        try await database.withDatabase(logger: logger) { adminConninfo, adminPool in
             // The simulator's ids start afresh every run, and a ledger delivers a transaction id
             // once, ever: a ledger that already holds events gets the demo in a schema of its own.
             let used: Bool = try await adminPool.withConnection { connection in
@@ -38,21 +38,26 @@ struct DemoCommand: AsyncParsableCommand {
                 try await adminPool.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
             }
             let conninfo = used ? try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo) : adminConninfo
-            return try await withPool(conninfo, logger: logger) { pool in
-                try await Migrator().migrate(pool: pool, logger: logger)
-                print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
-                let refunded = try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
-                try await DemoReport.print(conninfo: conninfo, refundedTransaction: refunded, logger: logger)
-                return (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
-            }
+            try await withPool(conninfo, logger: logger) { pool in try await Migrator().migrate(pool: pool, logger: logger) }
+            print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
+            try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
         }
-        try printChainOutcome(outcome.0)
-        try printDocumentsOutcome(outcome.1)
+    }
+
+    /// What the demo made, as the read commands print it, then the chain and documents checks
+    /// (exit 3 when either fails), before any serving.
+    private static func report(conninfo: String, refunded: String, logger: Logger) async throws {
+        try await DemoReport.print(conninfo: conninfo, refundedTransaction: refunded, logger: logger)
+        let (chain, documents) = try await withPool(conninfo, logger: logger) { pool in
+            (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
+        }
+        try printChainOutcome(chain)
+        try printDocumentsOutcome(documents)
     }
 
     /// The ledger's server and the Apple simulator, the demo's purchases through the API, and,
     /// with `serve`, both kept up until Ctrl-C.
-    private static func play(conninfo: String, serve: Bool, logger: Logger) async throws -> String {
+    private static func play(conninfo: String, serve: Bool, logger: Logger) async throws {
         let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(UUID().uuidString).json")
         try Data(DemoScript.catalog.utf8).write(to: catalogFile)
         defer { try? FileManager.default.removeItem(at: catalogFile) }
@@ -76,9 +81,9 @@ struct DemoCommand: AsyncParsableCommand {
             throw error
         }
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
-        let refunded: String
         do {
-            refunded = try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
+            let refunded = try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
+            try await report(conninfo: conninfo, refunded: refunded, logger: logger)
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
                 try await waitForInterrupt()
@@ -90,7 +95,6 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await server.stop()
         try await apple.stop()
-        return refunded
     }
 
     /// Returns at Ctrl-C, so the private cluster is still stopped cleanly.
