@@ -61,29 +61,25 @@ public struct ChainVerifier: Sendable {
         return .verified(events: reached, head: hash)
     }
 
-    /// Re-hashes the events at `positions` from their stored columns: true when every one
-    /// matches its own hash and names its predecessor's (cheap evidence for a few rows; the
-    /// chain from the first event is what `verify` and the checkpoint vouch for).
-    public func rowsMatch(_ positions: [Int64]) async throws -> Bool {
-        guard !positions.isEmpty else { return true }
-        let rows = try await pool.withConnection { connection in
-            try connection.query("""
-                SELECT position, position::text AS position_text, stream_id, stream_version::text, event_id::text, event_type,
-                       schema_version::text, payload::text, metadata::text, idempotency_key,
-                       ((extract(epoch FROM recorded_at) * 1000000)::bigint)::text, previous_hash, hash,
-                       (SELECT p.hash FROM events p WHERE p.position = e.position - 1)
-                FROM events e WHERE position = ANY(\(PostgresArray(positions.map(Optional.some)))) ORDER BY position
-                """).map { row -> (ChainRow, [UInt8]?) in
-                let fields: [String?] = try (1...10).map { try row.decode($0, as: String?.self) }
-                return (ChainRow(
-                    position: try row.decode(0), canonicalBytes: ChainRow.canonicalBytes(fields),
-                    previousHash: try row.decode(11), hash: try row.decode(12)), try row.decode(13, as: [UInt8]?.self))
-            }
-        }
-        guard rows.count == Set(positions).count else { return false }
-        return rows.allSatisfy { row, predecessor in
-            Self.check(row, expectedPosition: row.position, previous: predecessor ?? (row.position == 1 ? Self.genesisHash : [])) == nil
-        }
+    /// The columns `rowMatches` reads, for a query over `events e`: every field as PostgreSQL's
+    /// text (as the insert trigger hashed it), the links, and the predecessor's stored hash.
+    public static let canonicalColumns: SQL = """
+        e.position::text, e.stream_id, e.stream_version::text, e.event_id::text, e.event_type, e.schema_version::text,
+        e.payload::text, e.metadata::text, e.idempotency_key, ((extract(epoch FROM e.recorded_at) * 1000000)::bigint)::text,
+        e.previous_hash, e.hash, (SELECT p.hash FROM events p WHERE p.position = e.position - 1)
+        """
+
+    /// Whether the event in `row` (the `canonicalColumns` from column `first`, its position in
+    /// column `position`) still hashes to its stored hash and names its predecessor's: cheap
+    /// evidence for a few rows; the chain from the first event is what `verify()` and an
+    /// incremental checkpoint vouch for.
+    public static func rowMatches(_ row: PostgresRow, position: Int, first: Int) throws -> Bool {
+        let fields: [String?] = try (first..<first + 10).map { try row.decode($0, as: String?.self) }
+        let chained = ChainRow(
+            position: try row.decode(position), canonicalBytes: ChainRow.canonicalBytes(fields),
+            previousHash: try row.decode(first + 10), hash: try row.decode(first + 11))
+        let predecessor = try row.decode(first + 12, as: [UInt8]?.self) ?? (chained.position == 1 ? genesisHash : [])
+        return check(chained, expectedPosition: chained.position, previous: predecessor) == nil
     }
 
     /// Why `row` breaks the chain, or nil when it is sound.

@@ -24,12 +24,14 @@ public struct ChainWatch: Sendable {
     }
 
     public func state() async throws -> State {
-        try await pool.withConnection { connection in
-            guard let row = try connection.query("SELECT position, hash, broken FROM chain_checkpoint").first else {
-                return State(position: 0, hash: ChainVerifier.genesisHash, broken: nil)
-            }
-            return State(position: try row.decode(0), hash: try row.decode(1), broken: try row.decode(2))
+        try await pool.withConnection { try Self.state(on: $0) }
+    }
+
+    static func state(on connection: Connection) throws -> State {
+        guard let row = try connection.query("SELECT position, hash, broken FROM chain_checkpoint").first else {
+            return State(position: 0, hash: ChainVerifier.genesisHash, broken: nil)
         }
+        return State(position: try row.decode(0), hash: try row.decode(1), broken: try row.decode(2))
     }
 
     /// Verifies the next page after the checkpoint and moves it; returns how many events were

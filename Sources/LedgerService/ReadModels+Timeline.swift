@@ -39,10 +39,10 @@ extension ReadModels {
         try await mappingDatabaseErrors {
             try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
             let subject = kind.rawValue + ":" + id
-            let rows = try await pool.withConnection { connection in
-                // Subject by subject through the links, then positions, then events: each step
-                // an index look-up with = ANY, which the planner cannot turn into a scan the way
-                // it may for a recursive query it cannot estimate.
+            let (rows, matching, checkpoint) = try await pool.withConnection { connection in
+                // Subject by subject through the links, then the events: each step an index
+                // look-up with = ANY, which the planner cannot turn into a scan the way it may
+                // for a recursive query it cannot estimate.
                 var subjects: Set<String> = [subject]
                 var frontier = [subject]
                 while !frontier.isEmpty {
@@ -51,14 +51,17 @@ extension ReadModels {
                         """).map { try $0.decode(0) }
                     frontier = next.filter { subjects.insert($0).inserted }
                 }
-                let positions: [Int64?] = try connection.query("""
-                    SELECT DISTINCT position FROM projection_timeline_events WHERE subject = ANY(\(PostgresArray(subjects.sorted().map(Optional.some))))
-                    """).map { try $0.decode(0) }
-                guard !positions.isEmpty else { return [PostgresRow]() }
-                return Array(try connection.query("""
-                    SELECT position, (extract(epoch FROM recorded_at) * 1000)::bigint, event_type, stream_id, payload, metadata
-                    FROM events WHERE position = ANY(\(PostgresArray(positions))) ORDER BY position
+                // Each row also brings what the chain check needs, so one query serves both.
+                let rows = Array(try connection.query("""
+                    SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id, e.payload, e.metadata,
+                           \(fragment: ChainVerifier.canonicalColumns)
+                    FROM events e
+                    WHERE e.position IN (
+                        SELECT t.position FROM projection_timeline_events t WHERE t.subject = ANY(\(PostgresArray(subjects.sorted().map(Optional.some)))))
+                    ORDER BY e.position
                     """))
+                let matching = try rows.allSatisfy { try ChainVerifier.rowMatches($0, position: 0, first: 6) }
+                return (rows, matching, try ChainWatch.state(on: connection))
             }
             guard !rows.isEmpty else { return nil }
             var entries: [TimelineView.Entry] = []
@@ -76,20 +79,19 @@ extension ReadModels {
             }
             entries = try await addingAppleEvidence(to: entries, events: events, subject: kind == .transaction ? id : nil)
             let positions = entries.map(\.position)
-            let chain = runner.chain
             // The checkpoint may trail the newest entries by a moment: move it to them (the
             // runner may be moving it too, so the state is read again after each step).
-            var state = try await chain.state()
+            let chain = runner.chain
+            var state = checkpoint
             while state.broken == nil, state.position < (positions.last ?? 0) {
                 let before = state.position
                 let verified = try await chain.advance()
                 state = try await chain.state()
                 if verified == 0, state.position == before { break }
             }
-            let rowsMatch = try await ChainVerifier(pool: pool).rowsMatch(positions)
             return TimelineView(
-                kind: kind, subject: id, entries: entries, verified: rowsMatch && (positions.last ?? 0) <= state.position,
-                headHash: state.position > 0 ? state.hash.map { String(format: "%02x", $0) }.joined() : nil,
+                kind: kind, subject: id, entries: entries, verified: matching && (positions.last ?? 0) <= state.position,
+                headHash: state.position > 0 ? Self.hex(state.hash) : nil,
                 verifiedPosition: state.position)
         }
     }
@@ -128,6 +130,14 @@ extension ReadModels {
             result[index].data = .object(data)
         }
         return result
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+        return String(decoding: text, as: UTF8.self)
     }
 
     static func evidenceJSON(_ entry: EvidenceEntry) -> JSONValue {

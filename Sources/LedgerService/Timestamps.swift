@@ -1,12 +1,9 @@
-import Foundation
+import Ledger
 
 /// How the ledger writes instants for people and APIs.
 public enum Timestamps {
     /// Milliseconds since 1970 → `2026-11-23T08:00:00.000Z` (UTC, ISO 8601).
     public static func iso8601(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        RevenueDay.iso8601(milliseconds)
     }
 }

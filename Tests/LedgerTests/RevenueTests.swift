@@ -12,6 +12,10 @@ struct RevenueTests {
         #expect(RevenueDay.of(1_709_251_199_999) == "2024-02-29")
         #expect(RevenueDay.of(1_709_251_200_000) == "2024-03-01")
         #expect(RevenueDay.of(1_795_392_000_000) == "2026-11-23")
+        #expect(RevenueDay.iso8601(0) == "1970-01-01T00:00:00.000Z")
+        #expect(RevenueDay.iso8601(-1) == "1969-12-31T23:59:59.999Z")
+        #expect(RevenueDay.iso8601(1_709_251_199_999) == "2024-02-29T23:59:59.999Z")
+        #expect(RevenueDay.iso8601(1_795_431_845_007) == "2026-11-23T11:04:05.007Z")
     }
 
     @Test("commission rounds half away from zero in integers, and a refund's is its sale's opposite")
