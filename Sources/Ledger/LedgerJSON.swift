@@ -3,18 +3,20 @@ import Foundation
 /// The JSON conventions of every event payload and API body: snake_case keys, sorted on output
 /// so the same payload always has the same bytes.
 public enum LedgerJSON {
-    public static var encoder: JSONEncoder {
+    /// Shared: configured once and never changed after, and encoding and decoding are safe
+    /// from several threads at once (a new one per call showed in the replay's profile).
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }
+    }()
 
-    public static var decoder: JSONDecoder {
+    public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
-    }
+    }()
 
     /// A decoding error in words that name the field but quote no value (bodies may be receipts).
     public static func describe(_ error: any Error) -> String {
