@@ -16,22 +16,13 @@ public struct ChainDigest: Sendable, Hashable, CustomStringConvertible {
     /// Parses `POSITION:HASH`; nil when it is not that shape.
     public init?(parsing text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let position = Int64(parts[0]), position >= 0, parts[1].count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        var digits = parts[1].makeIterator()
-        while let high = digits.next(), let low = digits.next() {
-            guard let byte = UInt8(String([high, low]), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
+        guard parts.count == 2, let position = Int64(parts[0]), position >= 0, parts[1].count == 64,
+              let bytes = Hex.decode(parts[1])
+        else { return nil }
         self.init(position: position, hash: bytes)
     }
 
-    public var description: String {
-        "\(position):" + hash.map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined()
-    }
+    public var description: String { "\(position):" + Hex.encode(hash) }
 }
 
 extension ChainVerifier {

@@ -42,7 +42,7 @@ public struct Migrator: Sendable {
                 throw MigrationError("\(file) does not start with its number")
             }
             let data = try Data(contentsOf: directory.appendingPathComponent(file))
-            let checksum = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+            let checksum = Hex.encode(SHA256.hash(data: data))
             migrations.append(Migration(version: version, name: file, sql: String(decoding: data, as: UTF8.self), checksum: checksum))
         }
         migrations.sort { $0.version < $1.version }

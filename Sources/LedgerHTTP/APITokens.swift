@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Postgres
 
 /// What a bearer token may do (CONTRACT.md `LEDGER_API_TOKENS`).
 public enum APIScope: String, Sendable, Hashable {
@@ -32,7 +33,7 @@ public struct APITokens: Sendable {
                 throw TokensError("each LEDGER_API_TOKENS item is token:scope, the token at least 8 characters, the scope app or finance")
             }
             let digest = Array(SHA256.hash(data: Array(token.utf8)))
-            entries.append(Entry(digest: digest, scope: scope, name: "api:" + digest.prefix(3).map { String(format: "%02x", $0) }.joined()))
+            entries.append(Entry(digest: digest, scope: scope, name: "api:" + Hex.encode(digest.prefix(3))))
         }
         self.entries = entries
     }

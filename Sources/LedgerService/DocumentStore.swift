@@ -13,7 +13,7 @@ public struct DocumentStore: Sendable {
 
     /// The hex sha256 that names `bytes`.
     public static func name(of bytes: some Sequence<UInt8>) -> String {
-        SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(bytes)))
     }
 
     /// Stores `bytes` unless already stored; returns its name. Durable when it returns.
@@ -26,7 +26,7 @@ public struct DocumentStore: Sendable {
                 ON CONFLICT (sha256) DO NOTHING
                 """)
         }
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(digest)
     }
 
     /// Several documents in one round trip.
@@ -41,28 +41,31 @@ public struct DocumentStore: Sendable {
             """
         }
         try await pool.withConnection { connection in _ = try connection.pipeline(statements) }
-        return digests.map { $0.map { String(format: "%02x", $0) }.joined() }
+        return digests.map(Hex.encode)
     }
 
     /// The bytes stored under `name` (hex sha256), or nil.
     public func get(_ name: String) async throws -> [UInt8]? {
-        guard let digest = Self.bytes(hex: name) else { return nil }
+        try await get([name])[name]
+    }
+
+    /// The documents stored under `names`, by name, in one query; unknown names are absent.
+    public func get(_ names: [String]) async throws -> [String: [UInt8]] {
+        let valid = names.filter { Self.bytes(hex: $0) != nil }
+        guard !valid.isEmpty else { return [:] }
         return try await pool.withConnection { connection in
-            try connection.query("SELECT content FROM documents WHERE sha256 = \(digest)").first?.decode(0, as: [UInt8].self)
+            var found: [String: [UInt8]] = [:]
+            for row in try connection.query("""
+                SELECT sha256, content FROM documents
+                WHERE sha256 IN (SELECT decode(name, 'hex') FROM unnest(\(PostgresArray(valid.map(Optional.some)))::text[]) AS name)
+                """) {
+                found[Hex.encode(try row.decode(0, as: [UInt8].self))] = try row.decode(1)
+            }
+            return found
         }
     }
 
     static func bytes(hex: String) -> [UInt8]? {
-        guard hex.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
+        hex.count == 64 ? Hex.decode(hex) : nil
     }
 }

@@ -44,7 +44,7 @@ public struct DocumentVerifier: Sendable {
             }
             guard let last = page.last else { break }
             for (name, content) in page where Array(SHA256.hash(data: content)) != name {
-                return .broken("document \(name.map { String(format: "%02x", $0) }.joined()) does not hash to its name")
+                return .broken("document \(Hex.encode(name)) does not hash to its name")
             }
             checked += Int64(page.count)
             after = last.0

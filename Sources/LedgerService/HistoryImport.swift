@@ -43,49 +43,78 @@ public struct HistoryImport: Sendable {
     /// Imports every line of `file`; `progress` gets (lines done, lines in the file).
     public func run(file: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> Summary {
         let data = try Data(contentsOf: file, options: .mappedIfSafe)
-        let total = Int64(data.reduce(into: 0) { count, byte in if byte == UInt8(ascii: "\n") { count += 1 } } + (data.last == UInt8(ascii: "\n") ? 0 : 1))
-        var summary = Summary()
-        var batch = Batch()
-        var lineNumber = 0
+        var lines: [Range<Data.Index>] = []
         var start = data.startIndex
-        let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
-        let catalog = CatalogStore(log: log)
         while start < data.endIndex {
             let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
-            lineNumber += 1
-            let bytes = Array(data[start..<end])
+            lines.append(start..<end)
             start = end < data.endIndex ? data.index(after: end) : end
-            summary.lines += 1
-            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
-                summary.skipped += 1
-                continue
-            }
-            do {
-                let line = try ImportLine.parse(bytes, bundleId: configuration.bundleId)
-                var decided = try await decide(line, bytes: bytes, number: lineNumber, catalog: catalog, pending: batch)
-                if case .conflicts = decided {
-                    // An earlier line of this batch touches the same purchases: commit it, then
-                    // decide this line against what it recorded.
-                    try await flush(&batch, into: &summary, log: log)
-                    decided = try await decide(line, bytes: bytes, number: lineNumber, catalog: catalog, pending: batch)
+        }
+        var summary = Summary()
+        var batch = Batch()
+        // Lines met earlier in this run: the same line twice is imported once.
+        var handled = Set<String>()
+        let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
+        // The catalog as it stands when the import starts: one read, not one per line.
+        let catalog = try await mappingDatabaseErrors {
+            try await pool.withConnection { try CatalogStore(log: log).current(on: $0) }
+        }
+        for chunkStart in stride(from: 0, to: lines.count, by: batchLines) {
+            let chunk = chunkStart..<min(chunkStart + batchLines, lines.count)
+            let bytes = chunk.map { Array(data[lines[$0]]) }
+            let names = bytes.map { DocumentStore.name(of: $0) }
+            // Which lines were imported before: one query per chunk, not one per line.
+            let seen = try await importedBefore(names)
+            for (offset, index) in chunk.enumerated() {
+                let number = index + 1
+                summary.lines += 1
+                defer { progress?(Int64(number), Int64(lines.count)) }
+                if seen.contains(names[offset]) || !handled.insert(names[offset]).inserted
+                    || bytes[offset].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                    summary.skipped += 1
+                    continue
                 }
-                switch decided {
-                case .skip: summary.skipped += 1
-                case .append(let work): batch.add(work)
-                case .conflicts: throw LedgerServiceError(.invalidRequest, "the line conflicts with itself")
+                do {
+                    let line = try ImportLine.parse(bytes[offset], bundleId: configuration.bundleId)
+                    var decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalog: catalog, pending: batch)
+                    if case .conflicts = decided {
+                        // An earlier line of this batch touches the same purchases: commit it,
+                        // then decide this line against what it recorded.
+                        try await flush(&batch, into: &summary, log: log)
+                        decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalog: catalog, pending: batch)
+                    }
+                    switch decided {
+                    case .append(let work): batch.add(work)
+                    case .conflicts: throw LedgerServiceError(.invalidRequest, "the line conflicts with itself")
+                    }
+                } catch let error as LedgerServiceError where error.code == .invalidRequest {
+                    summary.errors.append(LineError(line: number, message: error.message))
                 }
-            } catch let error as LedgerServiceError where error.code == .invalidRequest {
-                summary.errors.append(LineError(line: lineNumber, message: error.message))
+                if batch.lines.count >= batchLines { try await flush(&batch, into: &summary, log: log) }
             }
-            if batch.lines.count >= batchLines { try await flush(&batch, into: &summary, log: log) }
-            progress?(Int64(lineNumber), total)
         }
         try await flush(&batch, into: &summary, log: log)
         return summary
     }
 
+    /// The names (sha256) among `names` whose line was imported before.
+    private func importedBefore(_ names: [String]) async throws -> Set<String> {
+        let streams = names.map { Optional(Streams.submission(Self.submissionId(name: $0))) }
+        let found: [String] = try await mappingDatabaseErrors {
+            try await pool.withConnection { connection in
+                try connection.query("""
+                    SELECT stream_id FROM events WHERE stream_id = ANY(\(PostgresArray(streams))) AND stream_version = 1
+                    """).map { try $0.decode(0) }
+            }
+        }
+        let byStream = Dictionary(zip(streams.compactMap { $0 }, names), uniquingKeysWith: { first, _ in first })
+        return Set(found.compactMap { byStream[$0] })
+    }
+
+    /// A line's submission: named after the line's sha256, so the same line is the same submission.
+    static func submissionId(name: String) -> String { "import-" + name.prefix(32) }
+
     private enum Decided {
-        case skip
         case append(LineWork)
         case conflicts
     }
@@ -109,23 +138,17 @@ public struct HistoryImport: Sendable {
     }
 
     private func decide(
-        _ line: ImportLine, bytes: [UInt8], number: Int, catalog: CatalogStore, pending: Batch
+        _ line: ImportLine, bytes: [UInt8], name: String, number: Int, catalog: Catalog, pending: Batch
     ) async throws -> Decided {
-        let name = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        let submission = Submission(submissionId: "import-" + name.prefix(32), userId: line.userId, transactionId: line.transactionId)
+        let submission = Submission(submissionId: Self.submissionId(name: name), userId: line.userId, transactionId: line.transactionId)
         let configuration = configuration
-        let found: Decision? = try await mappingDatabaseErrors {
+        let decision: Decision = try await mappingDatabaseErrors {
             try await pool.withConnection { connection in
-                let stream = Streams.submission(submission.submissionId)
-                let seen: Int64 = try connection.query("SELECT count(*) FROM events WHERE stream_id = \(stream)")[0].decode(0)
-                if seen > 0 { return nil }
                 let context = try ContextLoader(connection: connection).load(
-                    evidence: line.evidence, userId: line.userId, namedOrderId: nil, catalog: try catalog.current(on: connection),
-                    configuration: configuration)
+                    evidence: line.evidence, userId: line.userId, namedOrderId: nil, catalog: catalog, configuration: configuration)
                 return PurchaseDecider.decide(submission, evidence: line.evidence, context: context, requireOrders: false)
             }
         }
-        guard let decision = found else { return .skip }
         if case .rejected(let code, let message) = decision.outcome {
             throw LedgerServiceError(.invalidRequest, "\(code.rawValue): \(message)")
         }

@@ -50,10 +50,8 @@ struct ImportLine {
         do {
             // A plain decoder: a key strategy would also rename the keys inside Apple's body.
             raw = try JSONDecoder().decode(Raw.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw LedgerServiceError(.invalidRequest, describe(error))
         } catch {
-            throw LedgerServiceError(.invalidRequest, "not JSON")
+            throw LedgerServiceError(.invalidRequest, LedgerJSON.describe(error))
         }
         guard let user = raw.userId, (1...200).contains(user.count) else {
             throw LedgerServiceError(.invalidRequest, "user_id must be a string of 1 to 200 characters")
@@ -92,20 +90,5 @@ struct ImportLine {
             productId: record.productId, quantity: quantity, purchaseDateMs: record.purchaseDateMs, expiresDateMs: record.expiresDateMs,
             priceMilliunits: record.priceMilliunits, currency: record.currency)
         return Evidence(bundleId: bundleId, environment: environment, entries: [entry])
-    }
-
-    /// Which field is wrong, in the line's own (snake_case) names.
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context, _ key: CodingKey? = nil) -> String {
-            let keys = context.codingPath + (key.map { [$0] } ?? [])
-            return keys.map { key in key.intValue.map { "[\($0)]" } ?? key.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "\(path(context, key)) is missing"
-        case .typeMismatch(let type, let context): return "\(path(context)) must be \(type == Int64.self ? "an integer" : "a \(type)")"
-        case .valueNotFound(_, let context): return "\(path(context)) must not be null"
-        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not JSON" : "\(path(context)) is malformed"
-        @unknown default: return "not a line this import reads"
-        }
     }
 }

@@ -3,7 +3,7 @@ import Postgres
 
 /// A page's row changes as few statements: changes that commute (balance deltas, merged
 /// subscription entries, timeline rows, history rows) or keep the newest (owners, renewal
-/// state) are combined in Swift by the same rules as `ProjectionSQL`, then written with one
+/// state) are combined in Swift by the rules their upserts state, then written with one
 /// multi-row statement per kind (arrays through `unnest`). Changes whose result depends on the
 /// rows before them (revenue lines and prices, unions of Apple accounts) keep their order and
 /// their own statements. The result is the same rows as applying every change one by one: the
@@ -87,14 +87,18 @@ struct ProjectionBatch {
                     members[original] = appTransactionId
                 }
             }
-            // The union itself, after every member of the page is in (see ProjectionSQL).
-            ordered += ProjectionSQL.statements(for: change).dropFirst()
+            // The union itself, after every member of the page is in.
+            if let union = ProjectionSQL.uniteAppleAccount(originals, appTransactionId: appTransactionId) { ordered.append(union) }
         case .timelineEvent(let subject, let position):
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
             timelineLinks.append((subject, includes))
-        case .setCatalogPrice, .addRevenueSale, .addRevenueRefund:
-            ordered += ProjectionSQL.statements(for: change)
+        case .setCatalogPrice(let product, let price, let currency):
+            ordered.append(ProjectionSQL.catalogPrice(product, price, currency))
+        case .addRevenueSale(let sale):
+            ordered.append(ProjectionSQL.revenueSale(sale))
+        case .addRevenueRefund(let transaction, let day):
+            ordered.append(ProjectionSQL.revenueRefund(transaction, day: day))
         }
     }
 
@@ -158,7 +162,7 @@ struct ProjectionBatch {
         }
         for original in renewalOrder {
             if let renewal = renewals[original] {
-                sql += ProjectionSQL.statements(for: .observeRenewal(originalTransactionId: original, renewal: renewal))
+                sql.append(ProjectionSQL.observeRenewal(original, renewal))
             }
         }
         if !holderOrder.isEmpty {

@@ -42,7 +42,6 @@ public final class ProjectionRunner: Sendable {
     /// Follows the log until the task is cancelled. Database outages are waited out.
     public func run() async {
         let listener = AppendListener(conninfo: conninfo, logger: logger)
-        defer { Task { await listener.close() } }
         var prepared = false
         var chainChecked = ContinuousClock.now - .seconds(1)
         while !Task.isCancelled {
@@ -69,6 +68,7 @@ public final class ProjectionRunner: Sendable {
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
+        await listener.close()
     }
 
     /// Applies the log up to its head and returns (for commands that read the projections

@@ -91,7 +91,7 @@ extension ReadModels {
             }
             return TimelineView(
                 kind: kind, subject: id, entries: entries, verified: matching && (positions.last ?? 0) <= state.position,
-                headHash: state.position > 0 ? Self.hex(state.hash) : nil,
+                headHash: state.position > 0 ? Hex.encode(state.hash) : nil,
                 verifiedPosition: state.position)
         }
     }
@@ -111,11 +111,16 @@ extension ReadModels {
             default: break
             }
         }
-        let documents = DocumentStore(pool: pool)
+        // Every body Apple sent for this timeline, in one query.
+        let cited = events.compactMap { _, event -> String? in
+            if case .appleResponded(let answer) = event { return answer.documentSha256 }
+            return nil
+        }
+        let bodies = try await DocumentStore(pool: pool).get(cited)
         var result = entries
         for (index, (_, event)) in events.enumerated() {
             guard case .appleResponded(let answer) = event, let name = answer.documentSha256,
-                  let body = try await documents.get(name), let response = try? VerifyReceiptResponse(jsonBytes: Data(body)),
+                  let body = bodies[name], let response = try? VerifyReceiptResponse(jsonBytes: Data(body)),
                   case .object(var data) = result[index].data
             else { continue }
             let evidence = Evidence(response: response, environmentFallback: answer.endpoint == "sandbox" ? "Sandbox" : "Production")
@@ -130,14 +135,6 @@ extension ReadModels {
             result[index].data = .object(data)
         }
         return result
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
-        return String(decoding: text, as: UTF8.self)
     }
 
     static func evidenceJSON(_ entry: EvidenceEntry) -> JSONValue {

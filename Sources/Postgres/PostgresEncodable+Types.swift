@@ -153,26 +153,8 @@ extension Array: PostgresDecodable where Element == UInt8 {
 
 /// Decodes `\x` followed by hex digit pairs.
 func decodeByteaHex(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-    guard text.count >= 2, text.count % 2 == 0,
-        text[text.startIndex] == UInt8(ascii: "\\"), text[text.startIndex + 1] == UInt8(ascii: "x")
-    else { return nil }
-    func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
-    var result = [UInt8]()
-    result.reserveCapacity((text.count - 2) / 2)
-    var index = text.startIndex + 2
-    while index < text.endIndex {
-        guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-        result.append(high << 4 | low)
-        index += 2
-    }
-    return result
+    guard text.count >= 2, text[text.startIndex] == UInt8(ascii: "\\"), text[text.startIndex + 1] == UInt8(ascii: "x") else { return nil }
+    return Hex.decode(digits: text.dropFirst(2))
 }
 
 extension Data: PostgresEncodable, PostgresDecodable {

@@ -35,7 +35,7 @@ struct ImportCommand: AsyncParsableCommand {
         let summary = try await database.withDatabase(logger: logger) { conninfo, _ in
             try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), maxConnections: 2, logger: logger) { pool in
                 try await HistoryImport(pool: pool, configuration: configuration, logger: logger)
-                    .run(file: url, progress: RateProgress.reporter(label: "import", unit: "lines"))
+                    .run(file: url, progress: TerminalProgress.rateReporter(label: "import", unit: "lines"))
             }
         }
         TerminalProgress.finish()

@@ -25,7 +25,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let dryRun = dryRun
         let report = try await database.withDatabase(logger: logger) { conninfo, _ in
             try await ProjectionReplay(conninfo: conninfo, logger: logger)
-                .run(dryRun: dryRun, progress: RateProgress.reporter(label: "replay"))
+                .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()
         let seconds = Double(report.elapsed.components.seconds) + Double(report.elapsed.components.attoseconds) / 1e18

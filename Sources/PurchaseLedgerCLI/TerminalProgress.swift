@@ -1,31 +1,21 @@
 import Foundation
 import Synchronization
 
-/// Progress of long work on standard error, only when it is a terminal (logs and pipes stay
-/// clean).
+/// Progress of long work on standard error, with its rate and time left: rewritten in place on
+/// a terminal; otherwise, for work long enough to want a trace in logs and CI, one plain line
+/// every five seconds and at the end, and for quick checks nothing (pipes stay clean).
 enum TerminalProgress {
     static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
-    /// A callback printing "label done / total" over itself, or nil when not on a terminal.
-    static func reporter(label: String) -> (@Sendable (Int64, Int64) -> Void)? {
-        guard isTerminal else { return nil }
-        return { done, total in
-            let percent = total > 0 ? done * 100 / total : 100
-            FileHandle.standardError.write(Data("\r\(label) \(done) / \(total) events (\(percent)%)".utf8))
-        }
+    /// On a terminal only (`verify`, `digest`, a read command catching the projections up).
+    static func reporter(label: String, unit: String = "events") -> (@Sendable (Int64, Int64) -> Void)? {
+        isTerminal ? rateReporter(label: label, unit: unit) : nil
     }
 
-    static func finish() {
-        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
-}
-
-/// Progress of a long pass over the log with its rate and time left: rewritten in place on a
-/// terminal, one plain line every five seconds otherwise (logs and CI keep a trace).
-enum RateProgress {
-    static func reporter(label: String, unit: String = "events") -> @Sendable (Int64, Int64) -> Void {
+    /// On a terminal, or as plain lines (`replay`, `import`).
+    static func rateReporter(label: String, unit: String = "events") -> @Sendable (Int64, Int64) -> Void {
         let started = ContinuousClock.now
-        let terminal = TerminalProgress.isTerminal
+        let terminal = isTerminal
         let lastLine = Mutex(ContinuousClock.now)
         return { done, total in
             let elapsed = ContinuousClock.now - started
@@ -43,5 +33,9 @@ enum RateProgress {
                 FileHandle.standardError.write(Data("\(line)\n".utf8))
             }
         }
+    }
+
+    static func finish() {
+        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }

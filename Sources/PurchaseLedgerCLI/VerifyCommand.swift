@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import LedgerService
 import Logging
+import Postgres
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -75,5 +76,5 @@ func printDocumentsOutcome(_ outcome: DocumentVerifier.Outcome) throws {
 }
 
 extension Array where Element == UInt8 {
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    var hexString: String { Hex.encode(self) }
 }

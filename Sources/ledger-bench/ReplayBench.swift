@@ -20,7 +20,16 @@ enum ReplayBench {
     /// Grows the log of schema `bench_replay` (created on first use) to at least `events`.
     static func grow(conninfo: String, to events: Int64) async throws {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
-        defer { Task { await pool.close() } }
+        do {
+            try await grow(pool: pool, to: events)
+            await pool.close()
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+
+    private static func grow(pool: ConnectionPool, to events: Int64) async throws {
         try await Migrator().migrate(pool: pool, logger: logger)
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         var head = try await log.store.headPosition()

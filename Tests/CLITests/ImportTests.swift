@@ -27,6 +27,8 @@ struct ImportTests {
             "not json",
             #"{"user_id": "old-4", "transaction": {"transaction_id": "9000000003", "product_id": "myapp.unknown", "purchase_date_ms": 1700000000000}}"#,
             #"{"user_id": "old-5", "transaction": {"transaction_id": "9000000004", "product_id": "myapp.1", "purchase_date_ms": true}}"#,
+            // Line 2 again, byte for byte: the same line is imported once.
+            #"{"user_id": "old-2", "transaction": {"transaction_id": "9000000001", "product_id": "myapp.1", "purchase_date_ms": 1700000000000, "quantity": 2, "price_milliunits": 990, "currency": "USD"}}"#,
             "",
         ]
         let history = folder.appendingPathComponent("history.jsonl")
@@ -38,11 +40,12 @@ struct ImportTests {
             #expect(try await ToolRun.run(["catalog", "load", catalog.path], databaseURL: conninfo).status == 0)
             let first = try await ToolRun.run(["import", history.path], databaseURL: conninfo, environment: environment)
             #expect(first.status == 1, "bad lines make the run fail: \(first.output)")
-            #expect(first.output.contains("6 lines, 2 imported"), "\(first.output)")
-            #expect(first.output.contains("line 3: transaction.purchase_date_ms is missing"))
-            #expect(first.output.contains("line 4: not JSON"))
+            #expect(first.output.contains("7 lines, 2 imported"), "\(first.output)")
+            #expect(first.output.contains("1 already imported or blank, 4 bad"), "\(first.output)")
+            #expect(first.output.contains("line 3: missing field transaction.purchase_date_ms"))
+            #expect(first.output.contains("line 4: not valid JSON"))
             #expect(first.output.contains("line 5: unknown_product"))
-            #expect(first.output.contains("line 6: transaction.purchase_date_ms must be an integer"))
+            #expect(first.output.contains("line 6: transaction.purchase_date_ms is not an integer"))
             let users: [String] = try await pool.withConnection {
                 try $0.query("SELECT DISTINCT payload->>'user_id' FROM events WHERE event_type = 'PurchaseDelivered' ORDER BY 1").map { try $0.decode(0) }
             }
