@@ -34,7 +34,7 @@ struct ConnectionRefusalTests {
 
     @Test("refused, a connection fails at once; accepted again, the same port answers as before")
     func refuseThenAccept() async throws {
-        try await SimulatorHarness.withServer { running in
+        try await SimulatorHarness.withServer(port: try LoopbackPort.freeOutsideEphemeralRange()) { running in
             let receipt = try await VerifyReceiptClientOverHTTPTests.productionReceipt(running.simulator)
             #expect(try await SimulatorHarness.client(running).verify(receiptData: receipt).verdict == .valid)
 

@@ -41,12 +41,15 @@ enum SimulatorHarness {
                 malformedReceiptRetryDelay: .milliseconds(10)))
     }
 
+    /// A simulator on port 0 (the kernel hands each server a port of its own), or on `port`.
+    /// Tests that refuse connections pass a port below the ephemeral range: while refusing, the
+    /// port is free for a moment, and a port-0 server of another test could be handed it.
     static func withServer<T>(
-        _ configuration: AppleSimulator.Configuration = configuration(),
+        _ configuration: AppleSimulator.Configuration = configuration(), port: Int = 0,
         _ body: (RunningAppleSimulator) async throws -> T
     ) async throws -> T {
         let simulator = try AppleSimulator(configuration: configuration)
-        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: try LoopbackPort.freeOutsideEphemeralRange())
+        let running = try await AppleSimulatorServer(simulator: simulator).start(host: "127.0.0.1", port: port)
         do {
             let result = try await body(running)
             try await running.stop()

@@ -28,8 +28,9 @@ public enum LoopbackPort {
     }
 
     /// A free port below the kernel's ephemeral range, for a server that stops and starts again
-    /// on the same port: in the ephemeral range, a test's outgoing connection may be handed
-    /// the port while it is free, and the server cannot bind it back.
+    /// on the same port: in the ephemeral range, an outgoing connection or a port-0 server of
+    /// another test may be handed the port while it is free. Only those few servers should
+    /// use it: random picks among every test's servers would collide now and then.
     public static func freeOutsideEphemeralRange() throws -> Int {
         let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
             .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) } ?? []
