@@ -28,13 +28,34 @@ extension Connection {
         // itself blocked writing results: we read while we wait to write.
         var sent = 0
         var sendError: (any Error)?
+        // Statements `prepared()` and not yet prepared on this connection are prepared in the
+        // pipeline, just before their first execution; the preparation has a result of its own.
+        var preparing: Set<String> = []
+        var preparedHere: [Bool] = []
         for sql in statements {
             do {
-                try withParameters(of: sql) { count, types, values, lengths, formats in
-                    guard PQsendQueryParams(pgconn, sql.text, count, types, values, lengths, formats, PostgresFormat.text.rawValue) == 1 else {
-                        throw error(from: nil, sql: sql.text)
+                var prepares = false
+                if let name = sql.preparedName {
+                    if let known = preparedStatements[name] {
+                        guard known == sql.text else {
+                            throw PostgresError(code: .misuse, message: "prepared statement \(name) was prepared with another text", sql: sql.text)
+                        }
+                    } else {
+                        prepares = preparing.insert(name).inserted
                     }
                 }
+                try withParameters(of: sql) { count, types, values, lengths, formats in
+                    if prepares, PQsendPrepare(pgconn, sql.preparedName, sql.text, count, types) != 1 {
+                        throw error(from: nil, sql: sql.text)
+                    }
+                    let queued = if let name = sql.preparedName {
+                        PQsendQueryPrepared(pgconn, name, count, values, lengths, formats, PostgresFormat.text.rawValue)
+                    } else {
+                        PQsendQueryParams(pgconn, sql.text, count, types, values, lengths, formats, PostgresFormat.text.rawValue)
+                    }
+                    guard queued == 1 else { throw error(from: nil, sql: sql.text) }
+                }
+                preparedHere.append(prepares)
                 sent += 1
                 if sent % 64 == 0 { try flushPipeline(pgconn) }
             } catch {
@@ -52,7 +73,19 @@ extension Connection {
         // Receive: each statement's results end with a NULL; the sync result comes last.
         var results = [PostgresRows]()
         var firstError: (any Error)?
-        for sql in statements.prefix(sent) {
+        for (sql, prepares) in zip(statements.prefix(sent), preparedHere) {
+            if prepares, let name = sql.preparedName {
+                var ready = false
+                while let result = PQgetResult(pgconn) {
+                    defer { PQclear(result) }
+                    if PQresultStatus(result) == PGRES_COMMAND_OK {
+                        ready = true
+                    } else if PQresultStatus(result) != PGRES_PIPELINE_ABORTED {
+                        do { _ = try self.rows(from: result, sql: sql.text) } catch { firstError = firstError ?? error }
+                    }
+                }
+                if ready { preparedStatements[name] = sql.text }
+            }
             var rows: PostgresRows?
             while let result = PQgetResult(pgconn) {
                 defer { PQclear(result) }

@@ -102,6 +102,7 @@ public final class Connection {
     ///   value (bulk reads); every decoder of this module reads both formats.
     @discardableResult
     public func query(_ sql: SQL, resultFormat: PostgresFormat = .text) throws -> PostgresRows {
+        if let name = sql.preparedName { return try query(sql, preparedAs: name, resultFormat: resultFormat) }
         let pgconn = try handle()
         let result = try withParameters(of: sql) { count, types, values, lengths, formats in
             PQexecParams(pgconn, sql.text, count, types, values, lengths, formats, resultFormat.rawValue)

@@ -13,6 +13,8 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     private var parts: [Part]
     /// Set when an interpolation was invalid (e.g. a NUL in an identifier); executing throws it.
     public private(set) var invalidReason: String?
+    /// The name it runs under as a prepared statement of the session, when `prepared()`.
+    public private(set) var preparedName: String?
 
     private enum Part: Sendable {
         case literal(String)
@@ -34,6 +36,22 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     public init(stringInterpolation: StringInterpolation) {
         self = stringInterpolation.sql
     }
+
+    /// This statement, run as a prepared statement of each connection (`query`, `pipeline`):
+    /// parsed, analysed and planned once per connection, then only bound and executed. For a
+    /// hot statement whose text never changes; each parameter's type must be the same on every
+    /// call. Its name is derived from the text, so equal texts share one preparation.
+    public func prepared() -> SQL {
+        var copy = self
+        // FNV-1a over the text: stable across processes, unlike `hashValue`.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        copy.preparedName = "purchase_ledger_" + String(hash, radix: 16)
+        return copy
+    }
+
+    /// `sql.prepared()`, where a statement's type is known: `let find: SQL = .prepared("…")`.
+    public static func prepared(_ sql: SQL) -> SQL { sql.prepared() }
 
     /// The SQL text only: parameter values are never shown.
     public var description: String { text }

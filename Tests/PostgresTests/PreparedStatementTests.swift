@@ -44,4 +44,48 @@ struct PreparedStatementTests {
             }
         }
     }
+
+    @Test("prepared() statements are prepared inside a pipeline once, then reused by pipelines and queries")
+    func preparedInPipelines() async throws {
+        try await TestDatabase.withSchema { _, pool in
+            try await pool.withConnection { connection in
+                try connection.execute("CREATE TABLE t (v int8 PRIMARY KEY)")
+                func insert(_ value: Int64) -> SQL { .prepared("INSERT INTO t VALUES (\(value))") }
+                let count: SQL = .prepared("SELECT count(*) FROM t WHERE v > \(Int64(0))")
+                // The same statement twice in the pipeline that prepares it.
+                let first = try connection.pipeline([insert(1), insert(2), count])
+                #expect(try first[2].scalar(Int.self) == 2)
+                // A failure before a first preparation: nothing of that pipeline is kept, and the
+                // statement it would have prepared is prepared by the next pipeline instead.
+                let other: SQL = .prepared("SELECT sum(v) FROM t WHERE v > \(Int64(0))")
+                #expect(throws: PostgresError.self) { try connection.pipeline([insert(3), insert(1), other]) }
+                let second = try connection.pipeline([insert(3), other])
+                #expect(try second[1].scalar(Int.self) == 6)
+                #expect(try connection.query(count).scalar(Int.self) == 3)
+                let names = try connection.query("""
+                    SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'purchase_ledger_%' AND NOT from_sql
+                    """).scalar(Int.self)
+                #expect(names == 3)
+                // Same name, other text (a hash collision) is refused, never run as the old one.
+                #expect(SQL.prepared("SELECT 1").preparedName == SQL.prepared("SELECT 1").preparedName)
+                #expect(SQL.prepared("SELECT 1").preparedName != SQL.prepared("SELECT 2").preparedName)
+            }
+        }
+    }
+
+    @Test("a setting made for a pipeline's transaction ends with it")
+    func localSettingInPipeline() async throws {
+        try await TestDatabase.withSchema { _, pool in
+            try await pool.withConnection { connection in
+                // The test cluster may run with it off; the session's own value is what returns.
+                try connection.execute("SET synchronous_commit TO on")
+                defer { _ = try? connection.execute("RESET synchronous_commit") }
+                let inside = try connection.pipeline([
+                    "SELECT set_config('synchronous_commit', 'off', true)", "SELECT current_setting('synchronous_commit')",
+                ])
+                #expect(try inside[1].scalar(String.self) == "off")
+                #expect(try connection.query("SELECT current_setting('synchronous_commit')").scalar(String.self) == "on")
+            }
+        }
+    }
 }
