@@ -137,31 +137,47 @@ public final class ProjectionRunner: Sendable {
 
     /// Applies the next page of events; returns how many events were read.
     func applyNextPage() async throws -> Int {
-        let start = try await storedPosition()
+        // Where this runner got to, once known: the stored checkpoints are only read again
+        // under the lock. Another runner ahead of us costs a page read, never a double count.
+        let known = appliedPosition
+        let start = known >= 0 ? known : try await storedPosition()
         let page = try await store.events(after: start, limit: pageSize)
-        guard let last = page.last else {
+        guard !page.isEmpty else {
             advance(to: start)
             return 0
         }
         let projections = projections
-        let reached = try await store.pool.withTransaction { connection -> Int64 in
+        let reached = try await store.pool.withTransaction { connection -> Int64? in
             try Self.lock(connection)
-            return try Self.apply(page, projections: projections, on: connection) ?? last.position
+            // Read models are derived: a page lost in a crash goes with its checkpoint (same
+            // transaction) and is applied again from the events. So the page commits without
+            // waiting for its flush, and takes no fsync from the appends it follows.
+            try connection.execute("SET LOCAL synchronous_commit TO off")
+            return try Self.apply(page, projections: projections, on: connection, readAfter: start)
+        }
+        guard let reached else {
+            // The stored checkpoints are behind where this page was read from: a database crash
+            // lost pages committed without their flush. Read again from the checkpoints.
+            logger.notice("projection checkpoints behind this runner; reading again from them", metadata: ["from": "\(start)"])
+            state.withLock { $0.applied = -1 }
+            return page.count
         }
         advance(to: reached)
         return page.count
     }
 
-    /// Applies `page` to every projection whose checkpoint is below each event, and moves the
-    /// checkpoints, on `connection` inside the caller's transaction (which holds the lock).
-    /// Returns the page's last position, nil for an empty page.
-    static func apply(_ page: [RecordedEvent], projections: [any Projection], on connection: Connection) throws -> Int64? {
+    /// Applies `page` (the events after `start`) to every projection whose checkpoint is below
+    /// each event, and moves the checkpoints, on `connection` inside the caller's transaction
+    /// (which holds the lock). Returns the page's last position; nil for an empty page, or when
+    /// a checkpoint is below `start` (the events between are not in the page: nothing is applied).
+    static func apply(_ page: [RecordedEvent], projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0) throws -> Int64? {
         guard let last = page.last else { return nil }
-        let decoded = try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
         var checkpoints: [String: Int64] = [:]
-        for row in try connection.query("SELECT name, position FROM projection_checkpoints") {
+        for row in try connection.query(.prepared("SELECT name, position FROM projection_checkpoints")) {
             checkpoints[try row.decode(0)] = try row.decode(1)
         }
+        if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) { return nil }
+        let decoded = try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
         // Every row change of the page, combined into few statements (ProjectionBatch), and the
         // checkpoints go to the server in one round trip (pipeline mode), inside the
         // transaction: a page costs two round trips, not one per change.
@@ -173,11 +189,12 @@ public final class ProjectionRunner: Sendable {
                 for change in projection.changes(for: event, at: place) { batch.add(change) }
             }
             statements += batch.statements
-            statements.append("""
-                UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
-                WHERE name = \(projection.name)
-                """)
         }
+        let names = PostgresArray(projections.map { Optional($0.name) })
+        statements.append(.prepared("""
+            UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
+            WHERE name = ANY(\(names))
+            """))
         _ = try connection.pipeline(statements)
         return last.position
     }
@@ -192,7 +209,7 @@ public final class ProjectionRunner: Sendable {
         if let schema {
             _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(\(schema)))")
         } else {
-            _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))")
+            _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))"))
         }
     }
 }
