@@ -22,10 +22,10 @@ extension EventStore {
 
     /// `events(after:limit:)` on a connection the caller holds (inside its transaction).
     public func events(after position: Int64, limit: Int, on connection: Connection) throws -> [RecordedEvent] {
-        try connection.query("""
+        try connection.query(.prepared("""
             SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events
             WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
-            """, resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
+            """), resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
     }
 
     /// The position of the last committed event, 0 for an empty log.

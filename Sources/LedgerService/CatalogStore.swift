@@ -32,7 +32,7 @@ public final class CatalogStore: Sendable {
     /// The current catalog, checked against the stream's head on `connection`.
     func current(on connection: Connection) throws -> Catalog {
         let head: Int64 = try connection.query(
-            "SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)")[0].decode(0)
+            .prepared("SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)"))[0].decode(0)
         let cached = state.withLock { $0 }
         if cached.version == head { return cached.catalog }
         var catalog = Catalog()

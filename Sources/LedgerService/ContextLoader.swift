@@ -17,30 +17,30 @@ struct ContextLoader {
         let tokens = Array(Set(evidence.entries.compactMap(\.appAccountToken)))
         func array(_ values: [String]) -> PostgresArray { PostgresArray(values.map { Optional($0) }) }
 
-        let transactions: SQL = """
+        let transactions: SQL = .prepared("""
             SELECT event_type, payload FROM events
             WHERE stream_id = ANY(\(array(transactionIds.map(Streams.transaction)))) AND stream_version = 1
-            """
-        let refunds: SQL = """
+            """)
+        let refunds: SQL = .prepared("""
             SELECT payload->>'transaction_id' FROM events
             WHERE stream_id = ANY(\(array(transactionIds.map(Streams.refund)))) AND stream_version = 1
-            """
-        let owners: SQL = """
+            """)
+        let owners: SQL = .prepared("""
             SELECT DISTINCT ON (stream_id) stream_version, event_type, payload FROM events
             WHERE stream_id = ANY(\(array(originals.map(Streams.ownership)))) ORDER BY stream_id, stream_version DESC
-            """
-        let openOrders: SQL = """
+            """)
+        let openOrders: SQL = .prepared("""
             SELECT o.payload FROM events o
             WHERE o.event_type = 'OrderCreated' AND o.payload->>'user_id' = \(userId ?? "")
               AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream_id = o.stream_id AND f.stream_version = 2)
             ORDER BY o.position
-            """
-        let byToken: SQL = """
+            """)
+        let byToken: SQL = .prepared("""
             SELECT payload FROM events WHERE event_type = 'OrderCreated' AND payload->>'app_account_token' = ANY(\(array(tokens)))
-            """
-        let named: SQL = """
+            """)
+        let named: SQL = .prepared("""
             SELECT payload FROM events WHERE stream_id = \(Streams.order(namedOrderId ?? "")) AND stream_version = 1
-            """
+            """)
         let results = try connection.pipeline([transactions, refunds, owners, openOrders, byToken, named])
 
         for row in results[0] {

@@ -7,7 +7,7 @@ enum ProjectionSQL {
     /// Newest renewal observation wins; equal times are broken by the row's whole content
     /// (NULLs made comparable), so the result does not depend on which was applied first.
     static func observeRenewal(_ original: String, _ r: RenewalObservation) -> SQL {
-        """
+        .prepared("""
         INSERT INTO projection_subscription_renewals
             (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
         VALUES (\(original), \(r.observedAtMs), \(r.autoRenew), \(r.autoRenewProductId), \(r.inBillingRetry), \(r.gracePeriodExpiresMs))
@@ -21,7 +21,7 @@ enum ProjectionSQL {
                coalesce(projection_subscription_renewals.in_billing_retry::text, ''),
                coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
                coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
-        """
+        """)
     }
 
     /// Unites the groups of `originals` (and of every member sharing `appTransactionId`) in the
@@ -30,21 +30,21 @@ enum ProjectionSQL {
     static func uniteAppleAccount(_ originals: [String], appTransactionId: String?) -> SQL? {
         guard originals.count > 1 || appTransactionId != nil else { return nil }
         let ids = PostgresArray(originals.map(Optional.some))
-        return """
+        return .prepared("""
         WITH joined AS (
             SELECT DISTINCT root FROM projection_apple_account_members
             WHERE original_transaction_id = ANY(\(ids)::text[])
                OR (\(appTransactionId)::text IS NOT NULL AND app_transaction_id = \(appTransactionId)))
         UPDATE projection_apple_account_members SET root = (SELECT min(root) FROM joined)
         WHERE root IN (SELECT root FROM joined) AND root <> (SELECT min(root) FROM joined)
-        """
+        """)
     }
 
     static func catalogPrice(_ product: String, _ price: Int64, _ currency: String) -> SQL {
-        """
+        .prepared("""
         INSERT INTO projection_revenue_prices (product_id, price_minor, currency) VALUES (\(product), \(price), \(currency))
         ON CONFLICT (product_id) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
-        """
+        """)
     }
 
     /// A sale without Apple's price takes the catalog's as the log has it at this point (pages
@@ -52,7 +52,7 @@ enum ProjectionSQL {
     /// earlier sales.
     static func revenueSale(_ sale: RevenueSale) -> SQL {
         let year = CommissionPlan.yearOfServiceMs
-        return """
+        return .prepared("""
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
@@ -67,11 +67,11 @@ enum ProjectionSQL {
         FROM (SELECT 1) AS one LEFT JOIN projection_revenue_prices p ON p.product_id = \(sale.productId)
         WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
         ON CONFLICT (line_id) DO NOTHING
-        """
+        """)
     }
 
     static func revenueRefund(_ transaction: String, day: String) -> SQL {
-        """
+        .prepared("""
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
@@ -79,6 +79,6 @@ enum ProjectionSQL {
                environment, \(day)::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate
         FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction)
         ON CONFLICT (line_id) DO NOTHING
-        """
+        """)
     }
 }

@@ -50,6 +50,8 @@ enum FlowBench {
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let next = Ticket()
+        // On stderr, for a profiler to start on: what comes after is the timed part.
+        FileHandle.standardError.write(Data("timed receipts begin\n".utf8))
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         let start = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
