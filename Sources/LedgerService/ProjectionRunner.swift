@@ -76,8 +76,22 @@ public final class ProjectionRunner: Sendable {
     public func catchUp(progress: (@Sendable (Int64, Int64) -> Void)? = nil, verifyingChain: Bool = true) async throws {
         try await resetChangedProjections()
         let head = try await store.headPosition()
-        while try await applyNextPage() > 0 {
+        var start = try await readStart()
+        var page = try await decodedPage(after: start)
+        while let last = page.last {
+            // The next page is read and decoded while PostgreSQL writes this one: a rebuild
+            // then keeps both of this machine's cores busy instead of taking turns.
+            async let following = decodedPage(after: last.place.position)
+            _ = try await apply(page, readAfter: start)
             progress?(appliedPosition, head)
+            if appliedPosition >= last.place.position {
+                start = last.place.position
+                page = try await following
+            } else {
+                _ = try await following
+                start = try await readStart()
+                page = try await decodedPage(after: start)
+            }
         }
         if verifyingChain { while try await chain.advance() > 0 {} }
     }
@@ -137,11 +151,24 @@ public final class ProjectionRunner: Sendable {
 
     /// Applies the next page of events; returns how many events were read.
     func applyNextPage() async throws -> Int {
-        // Where this runner got to, once known: the stored checkpoints are only read again
-        // under the lock. Another runner ahead of us costs a page read, never a double count.
+        let start = try await readStart()
+        return try await apply(try await decodedPage(after: start), readAfter: start)
+    }
+
+    /// Where to read from: where this runner got to, once known (the stored checkpoints are
+    /// only read again under the lock; another runner ahead of us costs a page read, never a
+    /// double count), else the stored checkpoints.
+    private func readStart() async throws -> Int64 {
         let known = appliedPosition
-        let start = known >= 0 ? known : try await storedPosition()
-        let page = try await store.events(after: start, limit: pageSize)
+        return known >= 0 ? known : try await storedPosition()
+    }
+
+    private func decodedPage(after start: Int64) async throws -> DecodedPage {
+        try Self.decode(try await store.events(after: start, limit: pageSize))
+    }
+
+    /// Applies `page`, read after `start`, in a transaction of its own; returns its event count.
+    private func apply(_ page: DecodedPage, readAfter start: Int64) async throws -> Int {
         guard !page.isEmpty else {
             advance(to: start)
             return 0
@@ -153,7 +180,7 @@ public final class ProjectionRunner: Sendable {
             // transaction) and is applied again from the events. So the page commits without
             // waiting for its flush, and takes no fsync from the appends it follows.
             try connection.execute("SET LOCAL synchronous_commit TO off")
-            return try Self.apply(page, projections: projections, on: connection, readAfter: start)
+            return try Self.apply(decoded: page, projections: projections, on: connection, readAfter: start)
         }
         guard let reached else {
             // The stored checkpoints are behind where this page was read from: a database crash
@@ -170,14 +197,24 @@ public final class ProjectionRunner: Sendable {
     /// each event, and moves the checkpoints, on `connection` inside the caller's transaction
     /// (which holds the lock). Returns the page's last position; nil for an empty page, or when
     /// a checkpoint is below `start` (the events between are not in the page: nothing is applied).
-    static func apply(_ page: [RecordedEvent], projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0) throws -> Int64? {
-        guard let last = page.last else { return nil }
+    static func apply(_ page: [RecordedEvent], projections: [any Projection], on connection: Connection) throws -> Int64? {
+        try apply(decoded: decode(page), projections: projections, on: connection)
+    }
+
+    /// A page of events decoded, each with its place in the log.
+    typealias DecodedPage = [(place: EventPlace, event: LedgerEvent)]
+
+    static func decode(_ page: [RecordedEvent]) throws -> DecodedPage {
+        try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
+    }
+
+    static func apply(decoded: DecodedPage, projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0) throws -> Int64? {
+        guard let last = decoded.last?.place else { return nil }
         var checkpoints: [String: Int64] = [:]
         for row in try connection.query(.prepared("SELECT name, position FROM projection_checkpoints")) {
             checkpoints[try row.decode(0)] = try row.decode(1)
         }
         if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) { return nil }
-        let decoded = try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
         // Every row change of the page, combined into few statements (ProjectionBatch), and the
         // checkpoints go to the server in one round trip (pipeline mode), inside the
         // transaction: a page costs two round trips, not one per change.
