@@ -46,14 +46,18 @@ struct ReplayComparison {
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var lines: [String] = []
-        for original in changed {
-            let old = try await livePool.withConnection { try ReadModels.summary(original, on: $0, now: now) }
-            let new = try await shadowPool.withConnection { try ReadModels.summary(original, on: $0, now: now) }
-            func describe(_ summary: SubscriptionSummary?) -> String {
-                guard let summary else { return "none" }
-                return "\(summary.status.rawValue), expires \(summary.expiresAtMs.map(Timestamps.iso8601) ?? "never")"
+        func describe(_ summary: SubscriptionSummary?) -> String {
+            guard let summary else { return "none" }
+            return "\(summary.status.rawValue), expires \(summary.expiresAtMs.map(Timestamps.iso8601) ?? "never")"
+        }
+        // A chunk at a time, two queries a side: a rebuild may change every subscription.
+        for start in stride(from: 0, to: changed.count, by: 1_000) {
+            let chunk = Array(changed[start..<min(start + 1_000, changed.count)])
+            let old = try await livePool.withConnection { try ReadModels.summaries(of: chunk, on: $0, now: now) }
+            let new = try await shadowPool.withConnection { try ReadModels.summaries(of: chunk, on: $0, now: now) }
+            for original in chunk {
+                lines.append("subscription \(original): \(describe(old[original])) → \(describe(new[original]))")
             }
-            lines.append("subscription \(original): \(describe(old)) → \(describe(new))")
         }
         return lines
     }
@@ -104,13 +108,16 @@ struct ReplayComparison {
         }
     }
 
-    /// Rows and an order-independent md5 per table: the md5 of the sorted md5s of each row's text.
+    /// Rows and an order-independent md5 per table: the md5 of the row count and the sum of
+    /// each row's text's md5 (its first 64 bits, summed exactly as numeric). A sum, not the
+    /// md5s sorted and joined: sorting every row's hash took a quarter of a dry run's time.
     static func checksums(of schema: String, tables: [String], on pool: ConnectionPool) async throws -> [(table: String, rows: Int64, md5: String)] {
         try await pool.withConnection { connection in
             try tables.map { table in
                 let row = try connection.query("""
-                    SELECT count(*), md5(coalesce(string_agg(h, '' ORDER BY h), ''))
-                    FROM (SELECT md5(t::text) AS h FROM \(identifier: schema).\(identifier: table) t) rows
+                    SELECT count(*), md5(count(*)::text || ':' || coalesce(sum(h), 0)::text)
+                    FROM (SELECT ('x' || left(md5(t::text), 16))::bit(64)::bigint::numeric AS h
+                          FROM \(identifier: schema).\(identifier: table) t) rows
                     """)[0]
                 return (table, try row.decode(0), try row.decode(1))
             }
