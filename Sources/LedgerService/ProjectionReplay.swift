@@ -50,6 +50,7 @@ public final class ProjectionReplay: Sendable {
             let runner = ProjectionRunner(
                 store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, projections: projections, pageSize: pageSize, logger: logger)
             try await runner.catchUp(progress: progress, verifyingChain: false)
+            let rebuilt = ContinuousClock.now - started
             let comparison = ReplayComparison(live: live, shadow: shadow)
             let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
             let events = runner.appliedPosition
@@ -60,7 +61,8 @@ public final class ProjectionReplay: Sendable {
                 of: dryRun ? shadow : live, tables: tables.filter { $0 != "projection_checkpoints" }, on: admin)
             await pool.close()
             try await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
-            return ReplayReport(events: events, elapsed: ContinuousClock.now - started, checksums: checksums, changes: changes, swapped: !dryRun)
+            return ReplayReport(
+                events: events, rebuilt: rebuilt, elapsed: ContinuousClock.now - started, checksums: checksums, changes: changes, swapped: !dryRun)
         } catch {
             await pool.close()
             try? await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
@@ -113,6 +115,9 @@ public final class ProjectionReplay: Sendable {
 public struct ReplayReport: Sendable {
     /// The position the rebuilt projections reached before the swap.
     public var events: Int64
+    /// From the start to every projection rebuilt up to the head it saw.
+    public var rebuilt: Duration
+    /// The whole run: rebuilt, compared, swapped (unless a dry run), checksummed.
     public var elapsed: Duration
     /// Per table (checkpoints aside): rows and an order-independent md5 of their text, equal
     /// for two rebuilds of the same events.

@@ -28,8 +28,12 @@ struct ReplayCommand: AsyncParsableCommand {
                 .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()
-        let seconds = Double(report.elapsed.components.seconds) + Double(report.elapsed.components.attoseconds) / 1e18
-        print("replay\(dryRun ? " (dry run)" : ""): rebuilt \(report.events) events in \(String(format: "%.1f", seconds)) s")
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        let rebuilt = seconds(report.rebuilt)
+        print("replay\(dryRun ? " (dry run)" : ""): rebuilt \(report.events) events in \(String(format: "%.1f", rebuilt)) s"
+            + " (\(String(format: "%.0f", Double(report.events) / max(rebuilt, 0.001))) events/s), \(String(format: "%.1f", seconds(report.elapsed))) s in all")
         if report.changes.isEmpty {
             print("nothing to change: the rebuilt projections equal the live ones")
         } else {

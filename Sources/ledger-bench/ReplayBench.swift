@@ -101,7 +101,8 @@ enum ReplayBench {
     }
 
     /// COPY TO of the whole log, then a rebuild of every projection (dry run), in one process
-    /// whose peak memory is the rebuild's. Prints "EVENTS REPLAY_EVENTS_PER_S PEAK_MB COPY_ROWS_PER_S".
+    /// whose peak memory is the rebuild's. Prints "EVENTS DRY_RUN_RATE PEAK_MB COPY_TO_RATE
+    /// REBUILD_RATE": the dry run's whole rate (rebuild, comparison, checksums), and the rebuild's alone.
     static func run(conninfo: String) async throws {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
         let (rows, copySeconds) = try await pool.withConnection { connection -> (Int, Double) in
@@ -113,7 +114,9 @@ enum ReplayBench {
         let started = ContinuousClock.now
         let report = try await ProjectionReplay(conninfo: conninfo, pageSize: 2_000, logger: logger).run(dryRun: true)
         let elapsed = seconds(ContinuousClock.now - started)
-        print(String(format: "%d %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peakMemoryMB(), Double(rows) / copySeconds))
+        print(String(
+            format: "%d %.0f %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peakMemoryMB(), Double(rows) / copySeconds,
+            Double(report.events) / seconds(report.rebuilt)))
     }
 
     /// p50 and p99 of `GET /v1/timelines/...`'s read (ReadModels.timeline) for random
