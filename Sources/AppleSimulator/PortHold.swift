@@ -38,7 +38,8 @@ final class PortHold: Sendable {
         guard bound else {
             let code = errno
             _ = close(fd)
-            throw SimulatorError(.portUnavailable, "could not hold \(address) while refusing connections (errno \(code))")
+            let holders = address.port.flatMap(PortSockets.describe(port:)).map { "; sockets on the port: \($0)" } ?? ""
+            throw SimulatorError(.portUnavailable, "could not hold \(address) while refusing connections (errno \(code)\(holders))")
         }
         descriptor = Mutex<CInt?>(fd)
     }
