@@ -22,9 +22,9 @@ struct CompactJWS {
     init(_ compact: String) throws(AppStoreError) {
         let parts = compact.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let headerBytes = Self.base64URLDecode(parts[0]),
-              let payload = Self.base64URLDecode(parts[1]),
-              let signature = Self.base64URLDecode(parts[2])
+              let headerBytes = Base64URL.decode(parts[0]),
+              let payload = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2])
         else {
             throw AppStoreError(.invalidJWSFormat, "signed data is not three base64url segments")
         }
@@ -36,13 +36,5 @@ struct CompactJWS {
         self.payload = payload
         self.signature = signature
         signingInput = Data("\(parts[0]).\(parts[1])".utf8)
-    }
-
-    /// Decodes base64url without padding (RFC 7515 §2); nil when not base64url.
-    static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if base64.contains("=") { return nil }
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import Foundation
 import SwiftASN1
@@ -88,9 +89,9 @@ public struct SimulatorCertificateAuthority: Sendable {
         let header = JWSHeader(alg: "ES256", x5c: chainBase64)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let signingInput = try Self.base64URL(encoder.encode(header)) + "." + Self.base64URL(encoder.encode(payload))
+        let signingInput = try Base64URL.encode(encoder.encode(header)) + "." + Base64URL.encode(encoder.encode(payload))
         let signature = try leafKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     private struct JWSHeader: Encodable {
@@ -98,10 +99,4 @@ public struct SimulatorCertificateAuthority: Sendable {
         var x5c: [String]
     }
 
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 }
