@@ -4,9 +4,10 @@ import Postgres
 /// A page's row changes as few statements: changes that commute (balance deltas, merged
 /// subscription entries, timeline rows, history rows) or keep the newest (owners, renewal
 /// state) are combined in Swift by the rules their upserts state, then written with one
-/// multi-row statement per kind (arrays through `unnest`). Changes whose result depends on the
-/// rows before them (revenue lines and prices, unions of Apple accounts) keep their order and
-/// their own statements. The result is the same rows as applying every change one by one: the
+/// multi-row statement per kind (arrays through `unnest`, so each text is fixed and prepared).
+/// Changes whose result depends on the rows before them (revenue lines and prices, unions of
+/// Apple accounts) keep their order: each its own statement, except consecutive sales, which
+/// go as one that computes what they would have one by one. The result is the same rows as applying every change one by one: the
 /// replay's dry run compares exactly that (the server's runner applies small pages, a rebuild
 /// large ones) and finds nothing to change.
 struct ProjectionBatch {
@@ -28,6 +29,8 @@ struct ProjectionBatch {
     private var timelineLinks: [(String, String)] = []
     /// In log order, after the combined statements.
     private var ordered: [SQL] = []
+    /// Sales since the last ordered statement, written as one (`ProjectionSQL.revenueSales`).
+    private var sales: [RevenueSale] = []
 
     private struct Key2: Hashable {
         var a: String
@@ -87,22 +90,32 @@ struct ProjectionBatch {
                     members[original] = appTransactionId
                 }
             }
-            // The union itself, after every member of the page is in.
+            // The union itself, after every member of the page is in. Unions and revenue lines
+            // never read each other's tables, so a union does not end a run of sales.
             if let union = ProjectionSQL.uniteAppleAccount(originals, appTransactionId: appTransactionId) { ordered.append(union) }
         case .timelineEvent(let subject, let position):
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
             timelineLinks.append((subject, includes))
         case .setCatalogPrice(let product, let price, let currency):
-            ordered.append(ProjectionSQL.catalogPrice(product, price, currency))
+            appendOrdered(ProjectionSQL.catalogPrice(product, price, currency))
         case .addRevenueSale(let sale):
-            ordered.append(ProjectionSQL.revenueSale(sale))
+            sales.append(sale)
         case .addRevenueRefund(let transaction, let day):
-            ordered.append(ProjectionSQL.revenueRefund(transaction, day: day))
+            appendOrdered(ProjectionSQL.revenueRefund(transaction, day: day))
         }
     }
 
-    /// `observeRenewal`'s order (ProjectionSQL): newest first, ties broken by the whole row.
+    /// An ordered statement, after the sales before it.
+    private mutating func appendOrdered(_ statement: SQL) {
+        if !sales.isEmpty {
+            ordered.append(ProjectionSQL.revenueSales(sales))
+            sales = []
+        }
+        ordered.append(statement)
+    }
+
+    /// `observeRenewals`' order (ProjectionSQL): newest first, ties broken by the whole row.
     private static func rank(_ r: RenewalObservation) -> (Int64, String, String, String, Int64) {
         func text(_ flag: Bool?) -> String { flag.map { $0 ? "true" : "false" } ?? "" }
         return (r.observedAtMs, text(r.autoRenew), text(r.inBillingRetry), r.autoRenewProductId ?? "", r.gracePeriodExpiresMs ?? -1)
@@ -116,34 +129,34 @@ struct ProjectionBatch {
     var statements: [SQL] {
         var sql: [SQL] = []
         if !balanceOrder.isEmpty {
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_balances (user_id, unit, amount)
                 SELECT * FROM unnest(\(Self.texts(balanceOrder.map(\.a)))::text[], \(Self.texts(balanceOrder.map(\.b)))::text[],
                                      \(Self.integers(balanceOrder.map { balances[$0] }))::bigint[])
                 ON CONFLICT (user_id, unit) DO UPDATE SET amount = projection_balances.amount + excluded.amount
-                """)
+                """))
         }
         if !ownerOrder.isEmpty {
             let rows = ownerOrder.compactMap { owners[$0] }
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_entitlements (original_transaction_id, user_id, product_id, kind, environment)
                 SELECT * FROM unnest(\(Self.texts(ownerOrder))::text[], \(Self.texts(rows.map(\.user)))::text[],
                                      \(Self.texts(rows.map(\.product)))::text[], \(Self.texts(rows.map(\.kind)))::text[],
                                      \(Self.texts(rows.map(\.environment)))::text[])
                 ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id
-                """)
+                """))
         }
         if !revocations.isEmpty {
             let keys = revocations.keys.sorted()
-            sql.append("""
+            sql.append(.prepared("""
                 UPDATE projection_entitlements e SET revoked_at_ms = least(coalesce(e.revoked_at_ms, r.at), r.at)
                 FROM unnest(\(Self.texts(keys))::text[], \(Self.integers(keys.map { revocations[$0] }))::bigint[]) AS r(original, at)
                 WHERE e.original_transaction_id = r.original
-                """)
+                """))
         }
         if !entryOrder.isEmpty {
             let rows = entryOrder.compactMap { entries[$0] }
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_subscription_entries
                     (original_transaction_id, transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
                      cancellation_date_ms, is_trial, is_upgraded)
@@ -158,16 +171,14 @@ struct ProjectionBatch {
                     cancellation_date_ms = least(projection_subscription_entries.cancellation_date_ms, excluded.cancellation_date_ms),
                     is_trial = projection_subscription_entries.is_trial OR excluded.is_trial,
                     is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
-                """)
+                """))
         }
-        for original in renewalOrder {
-            if let renewal = renewals[original] {
-                sql.append(ProjectionSQL.observeRenewal(original, renewal))
-            }
+        if !renewalOrder.isEmpty {
+            sql.append(ProjectionSQL.observeRenewals(renewalOrder.compactMap { original in renewals[original].map { (original, $0) } }))
         }
         if !holderOrder.isEmpty {
             let rows = holderOrder.compactMap { holders[$0] }
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_ownership (original_transaction_id, product_id, kind, environment, owner_user_id, owner_position)
                 SELECT * FROM unnest(\(Self.texts(holderOrder))::text[], \(Self.texts(rows.map(\.product)))::text[],
                                      \(Self.texts(rows.map(\.kind)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
@@ -175,37 +186,37 @@ struct ProjectionBatch {
                 ON CONFLICT (original_transaction_id) DO UPDATE SET
                     owner_user_id = excluded.owner_user_id, owner_position = excluded.owner_position
                 WHERE excluded.owner_position > projection_ownership.owner_position
-                """)
-            sql.append("""
+                """))
+            sql.append(.prepared("""
                 INSERT INTO projection_ownership_history (original_transaction_id, position, recorded_at_ms, user_id, reason)
                 SELECT * FROM unnest(\(Self.texts(history.map(\.original)))::text[], \(Self.integers(history.map(\.position)))::bigint[],
                                      \(Self.integers(history.map(\.at)))::bigint[], \(Self.texts(history.map(\.user)))::text[],
                                      \(Self.texts(history.map(\.reason)))::text[])
                 ON CONFLICT (original_transaction_id, position) DO NOTHING
-                """)
+                """))
         }
         if !memberOrder.isEmpty {
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_apple_account_members (original_transaction_id, root, app_transaction_id)
                 SELECT id, id, app FROM unnest(\(Self.texts(memberOrder))::text[], \(Self.texts(memberOrder.map { members[$0] ?? nil }))::text[]) AS m(id, app)
                 ON CONFLICT (original_transaction_id) DO UPDATE SET
                     app_transaction_id = least(projection_apple_account_members.app_transaction_id, excluded.app_transaction_id)
-                """)
+                """))
         }
         if !timelineEvents.isEmpty {
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_timeline_events (subject, position)
                 SELECT * FROM unnest(\(Self.texts(timelineEvents.map(\.0)))::text[], \(Self.integers(timelineEvents.map(\.1)))::bigint[])
                 ON CONFLICT DO NOTHING
-                """)
+                """))
         }
         if !timelineLinks.isEmpty {
-            sql.append("""
+            sql.append(.prepared("""
                 INSERT INTO projection_timeline_links (subject, includes)
                 SELECT * FROM unnest(\(Self.texts(timelineLinks.map(\.0)))::text[], \(Self.texts(timelineLinks.map(\.1)))::text[])
                 ON CONFLICT DO NOTHING
-                """)
+                """))
         }
-        return sql + ordered
+        return sql + ordered + (sales.isEmpty ? [] : [ProjectionSQL.revenueSales(sales)])
     }
 }

@@ -1,6 +1,8 @@
 import AppleSimulator
 import Foundation
 import Ledger
+import LedgerService
+import Logging
 import Testing
 
 /// `GET /v1/reports/revenue` after real purchases, refunds and renewals.
@@ -94,6 +96,32 @@ struct RevenueFlowTests {
             #expect(rows.map { $0["gross_minor"] as? Int } == [4999, 4999])
             #expect(rows.map { $0["commission_minor"] as? Int } == [1500, 750])
             expectConsistent(rows, totals)
+        }
+    }
+
+    @Test("a monthly subscription's thirteen renewals give the same revenue lines applied a page of one event at a time or all in one page")
+    func pagingKeepsLines() async throws {
+        try await LedgerHarness.with { ledger in
+            let (_, monthly) = try await ledger.orderAndBuy(user: "fay", product: "com.example.pro.monthly", appleId: "apple-fay")
+            #expect(try await ledger.submit(user: "fay", purchase: monthly).outcome == "delivered")
+            _ = try await ledger.simulator.advance(days: 400)
+            try await ledger.eventually("thirteen renewals are seen") { try await ledger.count("SubscriptionRenewalSeen") >= 13 }
+            var quiet = Logger(label: "tests.revenue")
+            quiet.logLevel = .warning
+            // One event per page writes each sale on its own; one page writes them as one statement.
+            let single = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 1, logger: quiet).run(dryRun: true)
+            let whole = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 10_000, logger: quiet).run(dryRun: true)
+            let lines = { (report: ReplayReport) in report.checksums.first { $0.table == "projection_revenue_lines" } }
+            // The thirteen paid renewals at least (the first month may be a free trial, not a sale).
+            #expect((lines(single)?.rows ?? 0) >= 13)
+            #expect(lines(single)?.md5 == lines(whole)?.md5)
+            #expect(single.changes.isEmpty, "\(single.changes)")
+            #expect(whole.changes.isEmpty, "\(whole.changes)")
+            // From the thirteenth month on, a year of paid service lies behind each sale.
+            let reduced: Int64? = try await ledger.pool.withConnection {
+                try $0.query("SELECT count(*) FROM projection_revenue_lines WHERE reduced_rate").scalar(Int64.self)
+            }
+            #expect(reduced.map { (1...2).contains($0) } == true, "\(String(describing: reduced)) reduced-rate lines")
         }
     }
 
