@@ -6,8 +6,9 @@ import Postgres
 /// state) are combined in Swift by the rules their upserts state, then written with one
 /// multi-row statement per kind (arrays through `unnest`, so each text is fixed and prepared).
 /// Changes whose result depends on the rows before them (revenue lines and prices, unions of
-/// Apple accounts) keep their order: each its own statement, except consecutive sales, which
-/// go as one that computes what they would have one by one. The result is the same rows as applying every change one by one: the
+/// Apple accounts) keep their order and their own statements: combining a page's sales into one
+/// statement that computed the same lines was tried and saved nothing, the time being in each
+/// line's look-ups and index entries rather than in its statement (BENCHMARKS.md). The result is the same rows as applying every change one by one: the
 /// replay's dry run compares exactly that (the server's runner applies small pages, a rebuild
 /// large ones) and finds nothing to change.
 struct ProjectionBatch {
@@ -29,8 +30,6 @@ struct ProjectionBatch {
     private var timelineLinks: [(String, String)] = []
     /// In log order, after the combined statements.
     private var ordered: [SQL] = []
-    /// Sales since the last ordered statement, written as one (`ProjectionSQL.revenueSales`).
-    private var sales: [RevenueSale] = []
 
     private struct Key2: Hashable {
         var a: String
@@ -90,32 +89,22 @@ struct ProjectionBatch {
                     members[original] = appTransactionId
                 }
             }
-            // The union itself, after every member of the page is in. Unions and revenue lines
-            // never read each other's tables, so a union does not end a run of sales.
+            // The union itself, after every member of the page is in.
             if let union = ProjectionSQL.uniteAppleAccount(originals, appTransactionId: appTransactionId) { ordered.append(union) }
         case .timelineEvent(let subject, let position):
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
             timelineLinks.append((subject, includes))
         case .setCatalogPrice(let product, let price, let currency):
-            appendOrdered(ProjectionSQL.catalogPrice(product, price, currency))
+            ordered.append(ProjectionSQL.catalogPrice(product, price, currency))
         case .addRevenueSale(let sale):
-            sales.append(sale)
+            ordered.append(ProjectionSQL.revenueSale(sale))
         case .addRevenueRefund(let transaction, let day):
-            appendOrdered(ProjectionSQL.revenueRefund(transaction, day: day))
+            ordered.append(ProjectionSQL.revenueRefund(transaction, day: day))
         }
     }
 
-    /// An ordered statement, after the sales before it.
-    private mutating func appendOrdered(_ statement: SQL) {
-        if !sales.isEmpty {
-            ordered.append(ProjectionSQL.revenueSales(sales))
-            sales = []
-        }
-        ordered.append(statement)
-    }
-
-    /// `observeRenewals`' order (ProjectionSQL): newest first, ties broken by the whole row.
+    /// `observeRenewal`'s order (ProjectionSQL): newest first, ties broken by the whole row.
     private static func rank(_ r: RenewalObservation) -> (Int64, String, String, String, Int64) {
         func text(_ flag: Bool?) -> String { flag.map { $0 ? "true" : "false" } ?? "" }
         return (r.observedAtMs, text(r.autoRenew), text(r.inBillingRetry), r.autoRenewProductId ?? "", r.gracePeriodExpiresMs ?? -1)
@@ -173,8 +162,10 @@ struct ProjectionBatch {
                     is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
                 """))
         }
-        if !renewalOrder.isEmpty {
-            sql.append(ProjectionSQL.observeRenewals(renewalOrder.compactMap { original in renewals[original].map { (original, $0) } }))
+        for original in renewalOrder {
+            if let renewal = renewals[original] {
+                sql.append(ProjectionSQL.observeRenewal(original, renewal))
+            }
         }
         if !holderOrder.isEmpty {
             let rows = holderOrder.compactMap { holders[$0] }
@@ -217,6 +208,6 @@ struct ProjectionBatch {
                 ON CONFLICT DO NOTHING
                 """))
         }
-        return sql + ordered + (sales.isEmpty ? [] : [ProjectionSQL.revenueSales(sales)])
+        return sql + ordered
     }
 }

@@ -1,24 +1,16 @@
 import Ledger
 import Postgres
 
-/// The projections' statements that are more than a plain upsert: renewals (newest wins, by a
-/// total order), and those whose effect depends on the rows written before them, which a page
-/// applies in log order (revenue lines and prices, unions of Apple accounts; a run of
-/// consecutive sales goes as one statement that keeps that order). All of fixed text, prepared.
+/// The projections' statements whose effect depends on the rows written before them, so a page
+/// applies them one at a time, in log order (`ProjectionBatch` combines all the others).
 enum ProjectionSQL {
     /// Newest renewal observation wins; equal times are broken by the row's whole content
     /// (NULLs made comparable), so the result does not depend on which was applied first.
-    /// One row per subscription (the page's newest, `ProjectionBatch`), all in one statement.
-    static func observeRenewals(_ renewals: [(original: String, renewal: RenewalObservation)]) -> SQL {
-        func flags(_ values: [Bool?]) -> PostgresArray { PostgresArray(values.map { $0.map { $0 ? "t" : "f" } }) }
-        let rows = renewals.map(\.renewal)
-        return .prepared("""
+    static func observeRenewal(_ original: String, _ r: RenewalObservation) -> SQL {
+        .prepared("""
         INSERT INTO projection_subscription_renewals
             (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
-        SELECT * FROM unnest(\(PostgresArray(renewals.map { Optional($0.original) }))::text[],
-                             \(PostgresArray(rows.map { Optional($0.observedAtMs) }))::bigint[], \(flags(rows.map(\.autoRenew)))::boolean[],
-                             \(PostgresArray(rows.map(\.autoRenewProductId)))::text[], \(flags(rows.map(\.inBillingRetry)))::boolean[],
-                             \(PostgresArray(rows.map(\.gracePeriodExpiresMs)))::bigint[])
+        VALUES (\(original), \(r.observedAtMs), \(r.autoRenew), \(r.autoRenewProductId), \(r.inBillingRetry), \(r.gracePeriodExpiresMs))
         ON CONFLICT (original_transaction_id) DO UPDATE SET
             observed_at_ms = excluded.observed_at_ms, auto_renew = excluded.auto_renew,
             auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
@@ -55,45 +47,25 @@ enum ProjectionSQL {
         """)
     }
 
-    /// Consecutive sales of a page as one statement, with the rows one `revenueSale` per sale
-    /// in log order would give: a sale is written unless its line exists or it has no price, and
-    /// its reduced rate counts the subscription's lines written before it, those already in the
-    /// table and those of this statement earlier in the log (`ord`). The catalog prices cannot
-    /// change within it: the batch ends at every other ordered statement.
-    static func revenueSales(_ sales: [RevenueSale]) -> SQL {
-        func texts(_ values: [String?]) -> PostgresArray { PostgresArray(values) }
-        func integers(_ values: [Int64?]) -> PostgresArray { PostgresArray(values) }
-        let renewable = PostgresArray(sales.map { Optional($0.kind == .autoRenewable ? "t" : "f") })
+    /// A sale without Apple's price takes the catalog's as the log has it at this point (pages
+    /// apply in log order); its reduced rate depends on the paid service of the subscription's
+    /// earlier sales.
+    static func revenueSale(_ sale: RevenueSale) -> SQL {
+        let year = CommissionPlan.yearOfServiceMs
         return .prepared("""
-        WITH b AS (
-            SELECT * FROM unnest(
-                \(texts(sales.map(\.transactionId)))::text[], \(texts(sales.map(\.originalTransactionId)))::text[],
-                \(texts(sales.map(\.productId)))::text[], \(texts(sales.map(\.kind.rawValue)))::text[],
-                \(texts(sales.map(\.userId)))::text[], \(texts(sales.map(\.environment)))::text[], \(texts(sales.map(\.day)))::text[],
-                \(integers(sales.map(\.purchaseDateMs)))::bigint[], \(integers(sales.map(\.serviceMs)))::bigint[],
-                \(integers(sales.map(\.quantity)))::bigint[], \(texts(sales.map { $0.applePrice?.currency }))::text[],
-                \(integers(sales.map { $0.applePrice?.minorUnits }))::bigint[], \(renewable)::boolean[])
-            WITH ORDINALITY AS b(tx, original, product, kind, user_id, environment, day, pd, service, qty, apple_currency,
-                                 apple_minor, renewable, ord)
-        ), priced AS (
-            SELECT b.*, coalesce(b.apple_currency, p.currency) AS currency, coalesce(b.apple_minor, p.price_minor * b.qty) AS gross,
-                   coalesce(b.apple_currency, p.currency) IS NOT NULL
-                   AND NOT EXISTS (SELECT 1 FROM projection_revenue_lines e WHERE e.line_id = 'sale:' || b.tx)
-                   AND b.ord = min(b.ord) OVER (PARTITION BY b.tx) AS written
-            FROM b LEFT JOIN projection_revenue_prices p ON p.product_id = b.product
-        )
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
-        SELECT 'sale:' || s.tx, 'sale', s.tx, s.original, s.product, s.kind, s.user_id, s.environment, s.day::date, s.pd, s.service,
-               s.currency, s.gross,
-               s.renewable AND (
-                   (SELECT coalesce(sum(service_ms), 0) FROM projection_revenue_lines e
-                    WHERE e.original_transaction_id = s.original AND e.line_type = 'sale' AND e.purchase_date_ms < s.pd)
-                 + (SELECT coalesce(sum(t.service), 0) FROM priced t
-                    WHERE t.written AND t.original = s.original AND t.ord < s.ord AND t.pd < s.pd)) >= \(CommissionPlan.yearOfServiceMs)
-        FROM priced s WHERE s.written
-        ORDER BY s.ord
+        SELECT 'sale:' || \(sale.transactionId), 'sale', \(sale.transactionId), \(sale.originalTransactionId), \(sale.productId),
+               \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
+               coalesce(\(sale.applePrice?.currency)::text, p.currency),
+               coalesce(\(sale.applePrice?.minorUnits)::bigint, p.price_minor * \(sale.quantity)),
+               \(sale.kind == .autoRenewable) AND (
+                   SELECT coalesce(sum(service_ms), 0) FROM projection_revenue_lines e
+                   WHERE e.original_transaction_id = \(sale.originalTransactionId) AND e.line_type = 'sale'
+                     AND e.purchase_date_ms < \(sale.purchaseDateMs)) >= \(year)
+        FROM (SELECT 1) AS one LEFT JOIN projection_revenue_prices p ON p.product_id = \(sale.productId)
+        WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
         ON CONFLICT (line_id) DO NOTHING
         """)
     }
