@@ -28,6 +28,9 @@ struct ProjectionBatch {
     private var memberOrder: [String] = []
     private var timelineEvents: [(String, Int64)] = []
     private var timelineLinks: [(String, String)] = []
+    /// The page's links so far: the same link comes with every event of an order or a
+    /// submission, and each repeat sent cost PostgreSQL an index probe to skip it.
+    private var linked: Set<Key2> = []
     /// In log order, after the combined statements.
     private var ordered: [SQL] = []
 
@@ -94,7 +97,7 @@ struct ProjectionBatch {
         case .timelineEvent(let subject, let position):
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
-            timelineLinks.append((subject, includes))
+            if linked.insert(Key2(a: subject, b: includes)).inserted { timelineLinks.append((subject, includes)) }
         case .setCatalogPrice(let product, let price, let currency):
             ordered.append(ProjectionSQL.catalogPrice(product, price, currency))
         case .addRevenueSale(let sale):
