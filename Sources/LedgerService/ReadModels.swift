@@ -56,27 +56,30 @@ public struct ReadModels: Sendable {
                 for row in try connection.query("SELECT unit, amount FROM projection_balances WHERE user_id = \(userId)") {
                     balances[try row.decode(0)] = try row.decode(1)
                 }
-                var entitlements: [UserView.Entitlement] = []
-                for row in try connection.query("""
+                let owned = try connection.query("""
                     SELECT original_transaction_id, product_id, kind, revoked_at_ms FROM projection_entitlements
                     WHERE user_id = \(userId) ORDER BY original_transaction_id
-                    """) {
-                    let original: String = try row.decode(0)
-                    let kind: String = try row.decode(2)
-                    let revokedAt: Int64? = try row.decode(3)
-                    var active = revokedAt.map { $0 > now } ?? true
+                    """).map { row in
+                    (original: try row.decode(0, as: String.self), product: try row.decode(1, as: String.self),
+                     kind: try row.decode(2, as: String.self), revokedAt: try row.decode(3, as: Int64?.self))
+                }
+                // Every subscription's state in two queries, however many the user holds.
+                let summaries = try Self.summaries(
+                    of: owned.filter { $0.kind == ProductKind.autoRenewable.rawValue }.map(\.original), on: connection, now: now)
+                let entitlements = owned.map { item -> UserView.Entitlement in
+                    var active = item.revokedAt.map { $0 > now } ?? true
                     var expires: Int64?
-                    var product: String = try row.decode(1)
-                    if kind == ProductKind.autoRenewable.rawValue {
-                        let summary = try Self.summary(original, on: connection, now: now)
+                    var product = item.product
+                    if item.kind == ProductKind.autoRenewable.rawValue {
+                        let summary = summaries[item.original]
                         active = summary.map { [.active, .inGracePeriod].contains($0.status) } ?? false
                         expires = summary?.expiresAtMs
                         // After an upgrade or downgrade the plan is the subscription's current one.
                         product = summary?.productId ?? product
                     }
-                    entitlements.append(.init(
-                        productId: product, originalTransactionId: original, kind: kind, active: active,
-                        expiresAt: expires.map(Timestamps.iso8601)))
+                    return .init(
+                        productId: product, originalTransactionId: item.original, kind: item.kind, active: active,
+                        expiresAt: expires.map(Timestamps.iso8601))
                 }
                 return UserView(
                     userId: userId, balances: balances, entitlements: entitlements,
