@@ -31,17 +31,22 @@ public struct DocumentStore: Sendable {
     /// Several documents in one round trip, durable with the next event as `put(_:kind:)`.
     public func put(_ documents: [(bytes: [UInt8], kind: String)]) async throws -> [String] {
         guard !documents.isEmpty else { return [] }
-        let digests = documents.map { Array(SHA256.hash(data: $0.bytes)) }
+        let inserts = documents.map { Self.insert($0.bytes, kind: $0.kind) }
         // One round trip: the statements travel together and commit together (pipeline mode,
         // one implicit transaction), the first making that transaction's commit asynchronous.
-        let statements: [SQL] = ["SELECT set_config('synchronous_commit', 'off', true)"] + zip(documents, digests).map { document, digest in
-            .prepared("""
-                INSERT INTO documents (sha256, kind, content) VALUES (\(digest), \(document.kind), \(document.bytes))
-                ON CONFLICT (sha256) DO NOTHING
-                """)
-        }
+        let statements: [SQL] = ["SELECT set_config('synchronous_commit', 'off', true)"] + inserts.map(\.statement)
         try await pool.withConnection { connection in _ = try connection.pipeline(statements) }
-        return digests.map(Hex.encode)
+        return inserts.map(\.name)
+    }
+
+    /// The statement that stores `bytes` under its name unless already stored, with that name:
+    /// for writers that store documents inside a transaction of their own (imports).
+    static func insert(_ bytes: [UInt8], kind: String) -> (name: String, statement: SQL) {
+        let digest = Array(SHA256.hash(data: bytes))
+        return (Hex.encode(digest), .prepared("""
+            INSERT INTO documents (sha256, kind, content) VALUES (\(digest), \(kind), \(bytes))
+            ON CONFLICT (sha256) DO NOTHING
+            """))
     }
 
     /// The bytes stored under `name` (hex sha256), or nil.

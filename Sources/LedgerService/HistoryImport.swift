@@ -1,4 +1,3 @@
-import Crypto
 import EventStore
 import Foundation
 import Ledger
@@ -18,7 +17,6 @@ public struct HistoryImport: Sendable {
 
     public struct Summary: Sendable {
         public var lines = 0
-        /// Lines whose events were appended now.
         /// Lines recorded now (a line whose purchases were already delivered is recorded too,
         /// as a resubmission, and delivers nothing twice).
         public var imported = 0
@@ -190,11 +188,7 @@ public struct HistoryImport: Sendable {
     private func write(_ lines: [LineWork], log: LedgerLog) async throws -> Int {
         let metadata = RequestMetadata(actor: "import")
         return try await pool.withTransaction { connection in
-            let documents: [SQL] = lines.map { line in
-                let digest = Array(SHA256.hash(data: line.document))
-                return "INSERT INTO documents (sha256, kind, content) VALUES (\(digest), 'import_line', \(line.document)) ON CONFLICT (sha256) DO NOTHING"
-            }
-            _ = try connection.pipeline(documents)
+            _ = try connection.pipeline(lines.map { DocumentStore.insert($0.document, kind: "import_line").statement })
             return try log.copyAppend(lines.flatMap(\.appends), metadata: metadata, on: connection)
         }
     }

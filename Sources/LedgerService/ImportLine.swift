@@ -44,12 +44,16 @@ struct ImportLine {
         }
     }
 
+    /// Shared, as `LedgerJSON`'s are (a new coder per call showed in the replay's profile).
+    private static let plainDecoder = JSONDecoder()
+    private static let plainEncoder = JSONEncoder()
+
     /// Parses and checks a line; the error says what is wrong, for the line-numbered report.
     static func parse(_ bytes: [UInt8], bundleId: String) throws(LedgerServiceError) -> ImportLine {
         let raw: Raw
         do {
             // A plain decoder: a key strategy would also rename the keys inside Apple's body.
-            raw = try JSONDecoder().decode(Raw.self, from: Data(bytes))
+            raw = try plainDecoder.decode(Raw.self, from: Data(bytes))
         } catch {
             throw LedgerServiceError(.invalidRequest, LedgerJSON.describe(error))
         }
@@ -58,7 +62,7 @@ struct ImportLine {
         }
         switch (raw.verifyReceiptResponse, raw.transaction) {
         case (.some(let body), nil):
-            guard case .object = body, let data = try? JSONEncoder().encode(body), let response = try? VerifyReceiptResponse(jsonBytes: data) else {
+            guard case .object = body, let data = try? plainEncoder.encode(body), let response = try? VerifyReceiptResponse(jsonBytes: data) else {
                 throw LedgerServiceError(.invalidRequest, "verify_receipt_response is not a verifyReceipt answer")
             }
             guard response.status == .valid || response.status == .subscriptionExpired else {
