@@ -34,12 +34,9 @@ enum AppendStatements {
         }
     }
 
-    /// The batch INSERT's name when group commit runs it as a prepared statement: its text
-    /// never changes, so each writer connection parses and plans it once.
-    static let preparedInsertName = "purchase_ledger_append_batch"
-
+    /// Prepared: its text never changes, so each writer connection parses and plans it once.
     static func insert(_ rows: Rows) -> SQL {
-        """
+        .prepared("""
         INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, payload,
                             metadata, idempotency_key)
         SELECT s, v, i, t, sv, p, m, k
@@ -50,7 +47,7 @@ enum AppendStatements {
              WITH ORDINALITY AS n(s, v, i, t, sv, p, m, k, ord)
         ORDER BY ord
         RETURNING \(unsafeRaw: RecordedEvent.columnList())
-        """
+        """)
     }
 
     /// The events already in the log under any of these ids or idempotency keys, each with

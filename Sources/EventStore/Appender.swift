@@ -11,9 +11,7 @@ enum Appender {
     /// back to `appendCommand` per command to find out which one and why.
     static func insertBatch(_ commands: [[StreamAppend]], on connection: Connection) throws -> [[RecordedEvent]] {
         let rows = AppendStatements.Rows(commands.flatMap { $0 })
-        let inserted = try connection.query(
-            AppendStatements.insert(rows), preparedAs: AppendStatements.preparedInsertName, resultFormat: .binary
-        ).map { try RecordedEvent(row: $0) }
+        let inserted = try connection.query(AppendStatements.insert(rows), resultFormat: .binary).map { try RecordedEvent(row: $0) }
         return split(inserted.sorted { $0.position < $1.position }, by: commands)
     }
 
