@@ -6,8 +6,11 @@ public enum Hex {
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
         return String(decoding: text, as: UTF8.self)
     }
 
