@@ -6,11 +6,11 @@ import Postgres
 /// state) are combined in Swift by the rules their upserts state, then written with one
 /// multi-row statement per kind (arrays through `unnest`, so each text is fixed and prepared).
 /// Changes whose result depends on the rows before them (revenue lines and prices, unions of
-/// Apple accounts) keep their order and their own statements: combining a page's sales into one
-/// statement that computed the same lines was tried and saved nothing, the time being in each
-/// line's look-ups and index entries rather than in its statement (BENCHMARKS.md). The result is the same rows as applying every change one by one: the
-/// replay's dry run compares exactly that (the server's runner applies small pages, a rebuild
-/// large ones) and finds nothing to change.
+/// Apple accounts) keep their order and their own statements: one statement computing a page's
+/// sales together was tried and saved nothing, the time being in each line's look-ups and
+/// index entries (BENCHMARKS.md). The result is the same rows as applying every change one by
+/// one: the replay's dry run compares exactly that (the server's runner applies small pages, a
+/// rebuild large ones) and finds nothing to change.
 struct ProjectionBatch {
     private var balances: [Key2: Int64] = [:]
     private var balanceOrder: [Key2] = []
@@ -107,7 +107,8 @@ struct ProjectionBatch {
         }
     }
 
-    /// `observeRenewal`'s order (ProjectionSQL): newest first, ties broken by the whole row.
+    /// The renewal upsert's order: newest first, ties broken by the whole row (NULLs made
+    /// comparable), so the result does not depend on which was applied first.
     private static func rank(_ r: RenewalObservation) -> (Int64, String, String, String, Int64) {
         func text(_ flag: Bool?) -> String { flag.map { $0 ? "true" : "false" } ?? "" }
         return (r.observedAtMs, text(r.autoRenew), text(r.inBillingRetry), r.autoRenewProductId ?? "", r.gracePeriodExpiresMs ?? -1)
@@ -165,10 +166,26 @@ struct ProjectionBatch {
                     is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
                 """))
         }
-        for original in renewalOrder {
-            if let renewal = renewals[original] {
-                sql.append(ProjectionSQL.observeRenewal(original, renewal))
-            }
+        if !renewalOrder.isEmpty {
+            // The page's newest per subscription (`rank`), kept only when newer than the row's.
+            let rows = renewalOrder.compactMap { renewals[$0] }
+            sql.append(.prepared("""
+                INSERT INTO projection_subscription_renewals
+                    (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
+                SELECT * FROM unnest(\(Self.texts(renewalOrder))::text[], \(Self.integers(rows.map(\.observedAtMs)))::bigint[],
+                                     \(Self.flags(rows.map(\.autoRenew)))::boolean[], \(Self.texts(rows.map(\.autoRenewProductId)))::text[],
+                                     \(Self.flags(rows.map(\.inBillingRetry)))::boolean[], \(Self.integers(rows.map(\.gracePeriodExpiresMs)))::bigint[])
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    observed_at_ms = excluded.observed_at_ms, auto_renew = excluded.auto_renew,
+                    auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
+                    grace_period_expires_ms = excluded.grace_period_expires_ms
+                WHERE (excluded.observed_at_ms, coalesce(excluded.auto_renew::text, ''), coalesce(excluded.in_billing_retry::text, ''),
+                       coalesce(excluded.auto_renew_product_id, ''), coalesce(excluded.grace_period_expires_ms, -1))
+                    > (projection_subscription_renewals.observed_at_ms, coalesce(projection_subscription_renewals.auto_renew::text, ''),
+                       coalesce(projection_subscription_renewals.in_billing_retry::text, ''),
+                       coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
+                       coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
+                """))
         }
         if !holderOrder.isEmpty {
             let rows = holderOrder.compactMap { holders[$0] }

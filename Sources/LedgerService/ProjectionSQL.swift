@@ -4,26 +4,6 @@ import Postgres
 /// The projections' statements whose effect depends on the rows written before them, so a page
 /// applies them one at a time, in log order (`ProjectionBatch` combines all the others).
 enum ProjectionSQL {
-    /// Newest renewal observation wins; equal times are broken by the row's whole content
-    /// (NULLs made comparable), so the result does not depend on which was applied first.
-    static func observeRenewal(_ original: String, _ r: RenewalObservation) -> SQL {
-        .prepared("""
-        INSERT INTO projection_subscription_renewals
-            (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
-        VALUES (\(original), \(r.observedAtMs), \(r.autoRenew), \(r.autoRenewProductId), \(r.inBillingRetry), \(r.gracePeriodExpiresMs))
-        ON CONFLICT (original_transaction_id) DO UPDATE SET
-            observed_at_ms = excluded.observed_at_ms, auto_renew = excluded.auto_renew,
-            auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
-            grace_period_expires_ms = excluded.grace_period_expires_ms
-        WHERE (excluded.observed_at_ms, coalesce(excluded.auto_renew::text, ''), coalesce(excluded.in_billing_retry::text, ''),
-               coalesce(excluded.auto_renew_product_id, ''), coalesce(excluded.grace_period_expires_ms, -1))
-            > (projection_subscription_renewals.observed_at_ms, coalesce(projection_subscription_renewals.auto_renew::text, ''),
-               coalesce(projection_subscription_renewals.in_billing_retry::text, ''),
-               coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
-               coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
-        """)
-    }
-
     /// Unites the groups of `originals` (and of every member sharing `appTransactionId`) in the
     /// union-find of Apple accounts, rooted at the group's smallest original_transaction_id, so
     /// groups and names come out the same in any order. Nil when there is nothing to unite.
