@@ -28,12 +28,9 @@ struct ReplayCommand: AsyncParsableCommand {
                 .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()
-        func seconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        }
-        let rebuilt = seconds(report.rebuilt)
+        let rebuilt = report.rebuilt.seconds
         print("replay\(dryRun ? " (dry run)" : ""): rebuilt \(report.events) events in \(String(format: "%.1f", rebuilt)) s"
-            + " (\(String(format: "%.0f", Double(report.events) / max(rebuilt, 0.001))) events/s), \(String(format: "%.1f", seconds(report.elapsed))) s in all")
+            + " (\(String(format: "%.0f", Double(report.events) / max(rebuilt, 0.001))) events/s), \(String(format: "%.1f", report.elapsed.seconds)) s in all")
         if report.changes.isEmpty {
             print("nothing to change: the rebuilt projections equal the live ones")
         } else {

@@ -19,7 +19,7 @@ enum TerminalProgress {
         let lastLine = Mutex(ContinuousClock.now)
         return { done, total in
             let elapsed = ContinuousClock.now - started
-            let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
+            let seconds = max(elapsed.seconds, 0.001)
             let rate = Double(done) / seconds
             let left = rate > 0 ? Double(max(total - done, 0)) / rate : 0
             let line = "\(label) \(done) / \(total) \(unit), \(Int(rate)) \(unit)/s, ETA \(Int(left.rounded(.up))) s"

@@ -44,7 +44,7 @@ enum AppleBench {
             count += 16
         }
         let elapsed = clock.now - start
-        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return Double(count) / elapsed.seconds
     }
 
     private static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -85,9 +85,9 @@ enum FlowBench {
         func percentile(_ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
             let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-            return Double(value.components.seconds) * 1_000 + Double(value.components.attoseconds) / 1e15
+            return value.seconds * 1_000
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         print(String(format: "%.0f %.2f %.2f %d", Double(sorted.count) / seconds, percentile(0.5), percentile(0.99), delivered))
     }
 

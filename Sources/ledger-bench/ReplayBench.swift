@@ -108,15 +108,15 @@ enum ReplayBench {
         let (rows, copySeconds) = try await pool.withConnection { connection -> (Int, Double) in
             let started = ContinuousClock.now
             let rows = try connection.copyOut("COPY (SELECT * FROM events ORDER BY position) TO STDOUT") { _ in }
-            return (rows, seconds(ContinuousClock.now - started))
+            return (rows, (ContinuousClock.now - started).seconds)
         }
         await pool.close()
         let started = ContinuousClock.now
         let report = try await ProjectionReplay(conninfo: conninfo, pageSize: 2_000, logger: logger).run(dryRun: true)
-        let elapsed = seconds(ContinuousClock.now - started)
+        let elapsed = (ContinuousClock.now - started).seconds
         print(String(
             format: "%d %.0f %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peakMemoryMB(), Double(rows) / copySeconds,
-            Double(report.events) / seconds(report.rebuilt)))
+            Double(report.events) / report.rebuilt.seconds))
     }
 
     /// p50 and p99 of `GET /v1/timelines/...`'s read (ReadModels.timeline) for random
@@ -137,16 +137,12 @@ enum ReplayBench {
             let view = index % 4 == 3
                 ? try await reads.timeline(.user, "user-\(n % 50_000)")
                 : try await reads.timeline(.transaction, String(2_000_000_000_000 + n * 4))
-            latencies.append(seconds(ContinuousClock.now - started) * 1_000)
+            latencies.append((ContinuousClock.now - started).seconds * 1_000)
             guard view != nil else { throw BenchError("no timeline for purchase \(n)") }
         }
         await pool.close()
         latencies.sort()
         print(String(format: "%.2f %.2f %d", latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)], count))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The process's peak resident memory (VmHWM), in MB.

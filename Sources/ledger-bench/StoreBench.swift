@@ -163,13 +163,6 @@ enum StoreBench {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}
-
 extension StoreBench {
     /// `ledger-bench read-profile`: where read-all's time goes, on an existing log: the query
     /// alone (rows copied out of libpq), then with decoding into `RecordedEvent`, then COPY out.

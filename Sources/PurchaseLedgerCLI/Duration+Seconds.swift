@@ -1,0 +1,7 @@
+extension Duration {
+    /// In seconds, for rates and times shown to people.
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
