@@ -12,6 +12,8 @@ public final class EmbeddedCluster: Sendable {
     /// Whether this process started the server (and so stops it); a server some other process
     /// started is used and left running.
     public let startedHere: Bool
+    /// The folder `start` was asked for: the key its server programs are serialized by.
+    private let requested: URL
     private let binaries: URL
     private let logger: Logger
 
@@ -27,15 +29,18 @@ public final class EmbeddedCluster: Sendable {
     public static func start(
         in directory: URL, settings: [String: String] = [:], logger: Logger
     ) async throws -> EmbeddedCluster {
-        try await ServerTools.run { try startBlocking(in: directory, settings: settings, logger: logger) }
+        try await ServerTools.run(for: directory) {
+            try startBlocking(in: directory, settings: settings, logger: logger)
+        }
     }
 
     private static func startBlocking(in directory: URL, settings: [String: String], logger: Logger) throws -> EmbeddedCluster {
         let binaries = try ServerBinaries.locate()
-        let directory = try ClusterFolder.location(for: directory.standardizedFileURL, logger: logger)
+        let requested = directory.standardizedFileURL
+        let directory = try ClusterFolder.location(for: requested, logger: logger)
         let cluster = EmbeddedCluster(
             directory: directory, socketDirectory: ClusterFolder.socketDirectory(for: directory),
-            startedHere: false, binaries: binaries, logger: logger)
+            startedHere: false, requested: requested, binaries: binaries, logger: logger)
         try ClusterFolder.prepare(cluster.socketDirectory)
         if !FileManager.default.fileExists(atPath: cluster.dataDirectory.appendingPathComponent("PG_VERSION").path) {
             logger.info("creating the private PostgreSQL cluster", metadata: ["directory": "\(directory.path)"])
@@ -52,13 +57,16 @@ public final class EmbeddedCluster: Sendable {
         logger.info("started the private PostgreSQL cluster", metadata: ["socket": "\(cluster.socketDirectory.path)"])
         return EmbeddedCluster(
             directory: directory, socketDirectory: cluster.socketDirectory, startedHere: true,
-            binaries: binaries, logger: logger)
+            requested: requested, binaries: binaries, logger: logger)
     }
 
-    private init(directory: URL, socketDirectory: URL, startedHere: Bool, binaries: URL, logger: Logger) {
+    private init(
+        directory: URL, socketDirectory: URL, startedHere: Bool, requested: URL, binaries: URL, logger: Logger
+    ) {
         self.directory = directory
         self.socketDirectory = socketDirectory
         self.startedHere = startedHere
+        self.requested = requested
         self.binaries = binaries
         self.logger = logger
     }
@@ -66,14 +74,16 @@ public final class EmbeddedCluster: Sendable {
     /// Stops the server if this process started it.
     public func stop() async throws {
         guard startedHere else { return }
-        try await ServerTools.run { try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-m", "fast", "stop"]) }
+        try await ServerTools.run(for: requested) {
+            try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-m", "fast", "stop"])
+        }
         logger.info("stopped the private PostgreSQL cluster")
     }
 
     /// `pg_ctl restart -m fast` with the options it was started with, as an operator would;
     /// returns when the server accepts connections again.
     public func restart() async throws {
-        try await ServerTools.run {
+        try await ServerTools.run(for: requested) {
             try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-t", "60", "-m", "fast", "restart"])
         }
     }
@@ -81,7 +91,7 @@ public final class EmbeddedCluster: Sendable {
     /// Stops the server at once, whoever started it, and deletes the cluster's folder: for
     /// throwaway clusters. Never throws.
     public func destroy() async {
-        _ = try? await ServerTools.run {
+        _ = try? await ServerTools.run(for: requested) {
             try self.run("pg_ctl", ["-D", self.dataDirectory.path, "-w", "-m", "immediate", "stop"])
         }
         try? FileManager.default.removeItem(at: directory)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Logging
 
 /// Where Debian's PostgreSQL server programs are (`/usr/lib/postgresql/NN/bin`, newest first).
@@ -68,12 +69,23 @@ enum ClusterFolder {
 }
 
 /// Where the server programs run: they block until they exit (initdb and pg_ctl take seconds),
-/// so never on Swift's cooperative pool; one at a time, on a serial queue of our own.
+/// so never on Swift's cooperative pool. One serial queue per cluster folder: two starts of one
+/// folder must not both run initdb, but one cluster's restart must not wait behind another
+/// cluster's initdb (a test's in-flight query outlived a restart queued that way under CI load).
 enum ServerTools {
-    private static let queue = DispatchQueue(label: "purchase-ledger.embedded-postgres")
+    private static let queues = Mutex<[String: DispatchQueue]>([:])
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    static func run<T: Sendable>(
+        for folder: URL, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        let key = folder.standardizedFileURL.path
+        let queue = queues.withLock { queues in
+            if let queue = queues[key] { return queue }
+            let queue = DispatchQueue(label: "purchase-ledger.embedded-postgres:\(key)")
+            queues[key] = queue
+            return queue
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
     }

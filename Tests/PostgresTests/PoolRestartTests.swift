@@ -6,7 +6,7 @@ import Testing
 
 @Suite("The pool survives a server restart")
 struct PoolRestartTests {
-    @Test("after pg_ctl restart the same pool serves queries again")
+    @Test("after pg_ctl restart the same pool serves queries again", .timeLimit(.minutes(5)))
     func survivesRestart() async throws {
         // A cluster of this test's own, so no other test ever sees the restart.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-restart-\(UUID().uuidString)")
@@ -14,12 +14,14 @@ struct PoolRestartTests {
         let pool = ConnectionPool(conninfo: cluster.conninfo, maxConnections: 2, logger: TestDatabase.logger)
         do {
             let before = try await pool.withConnection { $0.backendPID }
-            // One query is in flight when the server goes down.
+            // One query is in flight when the server goes down. It sleeps far longer than any
+            // restart takes under load (a 30 s sleep once finished before a slow CI restart
+            // began); the restart ends it, and the time limit catches a restart that does not.
             let running = BackendLatch()
             let inFlight = Task {
                 try await pool.withConnection { connection in
                     running.record(connection)
-                    try connection.execute("SELECT pg_sleep(30)")
+                    try connection.execute("SELECT pg_sleep(600)")
                 }
             }
             try await waitUntilSleeping(running, conninfo: cluster.conninfo)
