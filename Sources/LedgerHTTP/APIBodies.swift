@@ -38,6 +38,15 @@ enum APIBodies {
     }
 
     /// An id the ledger keeps (user, order, transaction): 1–200 printable characters.
+    /// An id from a path segment: routes match the raw path, so a client that percent-encodes
+    /// the id (`bob%40example.com`, `a%2Fb`) is decoded here before it is looked up.
+    static func pathIdentifier(_ segment: String, _ field: String) throws -> String {
+        guard let decoded = segment.removingPercentEncoding else {
+            throw APIError.invalidRequest("\(field) has a malformed percent-encoding")
+        }
+        return try identifier(decoded, field)
+    }
+
     static func identifier(_ value: String, _ field: String) throws -> String {
         guard (1...200).contains(value.count), value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value != 0x7F }) else {
             throw APIError.invalidRequest("\(field) must be 1 to 200 printable characters without spaces")

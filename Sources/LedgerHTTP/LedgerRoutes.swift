@@ -97,13 +97,13 @@ struct LedgerRoutes: Sendable {
 
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance], request, context)
-        let id = try APIBodies.identifier(try context.parameters.require("user_id"), "user_id")
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
         return try JSONResponse.make(APIAnswers.User(view: try await reads.user(id)))
     }
 
     private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance], request, context)
-        let id = try APIBodies.identifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
         guard let view = try await reads.subscription(id) else {
             throw APIError(.notFound, "not_found", "the ledger holds no subscription \(id)")
         }
@@ -112,7 +112,7 @@ struct LedgerRoutes: Sendable {
 
     private func ownership(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance], request, context)
-        let id = try APIBodies.identifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
         guard let view = try await reads.ownership(id) else {
             throw APIError(.notFound, "not_found", "the ledger holds no purchase \(id)")
         }
@@ -121,7 +121,7 @@ struct LedgerRoutes: Sendable {
 
     private func appleAccount(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.finance], request, context)
-        let name = try APIBodies.identifier(try context.parameters.require("apple_account"), "apple_account")
+        let name = try APIBodies.pathIdentifier(try context.parameters.require("apple_account"), "apple_account")
         guard let view = try await reads.appleAccount(name) else {
             throw APIError(.notFound, "not_found", "the ledger has seen no Apple account \(name)")
         }
@@ -130,7 +130,7 @@ struct LedgerRoutes: Sendable {
 
     private func timeline(_ kind: TimelineView.Kind, _ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.finance], request, context)
-        let id = try APIBodies.identifier(try context.parameters.require("id"), "id")
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("id"), "id")
         guard let view = try await reads.timeline(kind, id) else {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
         }

@@ -59,7 +59,8 @@ struct Authenticator: Sendable {
     /// The context, authenticated with one of `scopes`: 401 without a valid token, 403 when
     /// the token's scope is not allowed here.
     func require(_ scopes: Set<APIScope>, _ request: Request, _ context: LedgerRequestContext) throws -> LedgerRequestContext {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ",
               let entry = tokens.authenticate(String(header.dropFirst("Bearer ".count)))
         else {
             throw APIError(.unauthorized, "unauthorized", "a valid bearer token is required")
