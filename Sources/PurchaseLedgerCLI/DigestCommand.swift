@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Logging
+import Postgres
 
 /// `purchase-ledger digest`: the chain head as `POSITION:HASH`, to publish. The chain is
 /// verified first, so a head is never published for a log that is already broken (exit 3).
@@ -13,8 +14,11 @@ struct DigestCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.digest")
-        let outcome = try await database.withDatabase(logger: logger) { _, pool in
-            try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
+        let outcome = try await database.withDatabase(logger: logger) { conninfo, _ in
+            // A read command: as ledger_app, which can read the log but never change it (CONTRACT.md).
+            try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
+                try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
+            }
         }
         TerminalProgress.finish()
         switch outcome {

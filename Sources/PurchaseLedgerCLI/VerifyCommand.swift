@@ -25,12 +25,15 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.verify")
         let published = digest.flatMap(ChainDigest.init(parsing:))
-        let (outcome, documents, digestCheck) = try await database.withDatabase(logger: logger) { _, pool in
-            let verifier = ChainVerifier(pool: pool)
-            let chain = try await verifier.verify(progress: TerminalProgress.reporter(label: "verified"))
-            var digestCheck: ChainVerifier.DigestCheck?
-            if let published, case .verified = chain { digestCheck = try await verifier.check(published) }
-            return (chain, try await DocumentVerifier(pool: pool).verify(), digestCheck)
+        let (outcome, documents, digestCheck) = try await database.withDatabase(logger: logger) { conninfo, _ in
+            // A read command: as ledger_app, which can read the log but never change it (CONTRACT.md).
+            try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
+                let verifier = ChainVerifier(pool: pool)
+                let chain = try await verifier.verify(progress: TerminalProgress.reporter(label: "verified"))
+                var digestCheck: ChainVerifier.DigestCheck?
+                if let published, case .verified = chain { digestCheck = try await verifier.check(published) }
+                return (chain, try await DocumentVerifier(pool: pool).verify(), digestCheck)
+            }
         }
         TerminalProgress.finish()
         try printChainOutcome(outcome)
