@@ -27,6 +27,7 @@ struct LogHygieneTests {
         var requestIDs: [String] = []
         var receipts: [String] = []
         var signedTransactions: [String] = []
+        var deliveredRequestID: String?
 
         try await LedgerHarness.with(sharedSecret: Self.sharedSecret, logger: logger) { ledger in
             func seen(_ answer: LedgerHarness.Answer) {
@@ -38,6 +39,7 @@ struct LogHygieneTests {
             receipts.append(first.receiptData)
             let delivered = try await ledger.submit(user: "u1", purchase: first)
             seen(delivered)
+            deliveredRequestID = delivered.header("X-Request-ID")
             #expect(delivered.outcome == "delivered")
             let again = try await ledger.submit(user: "u1", purchase: first)
             seen(again)
@@ -90,6 +92,9 @@ struct LogHygieneTests {
         for id in requestIDs {
             #expect(text.contains(id), "request id \(id) is in no log line")
         }
+        // Lines written on a request's behalf outside its handler carry its id too.
+        let verifyLine = deliveredRequestID.flatMap { id in lines.first { $0.contains("verifyReceipt attempt") && $0.contains(id) } }
+        #expect(verifyLine != nil, "the verifyReceipt attempt of request \(deliveredRequestID ?? "none") does not name it")
 
         var forbidden: [(what: String, value: String)] = [
             ("the app token", LedgerHarness.appToken),
