@@ -27,12 +27,15 @@ public struct PurchaseDelivered: LedgerEventPayload {
     public var submissionId: String
     /// How the purchase was tied to its user and order (`MatchReason`).
     public var match: MatchReason
+    /// True for a family member's access through Family Sharing (no money of its own); absent
+    /// for the purchaser's own transactions and in payloads written before it was recorded.
+    public var familyShared: Bool?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
         userId: String, orderId: String?, environment: String, purchaseDateMs: Int64?, expiresDateMs: Int64?,
         priceMilliunits: Int64?, currency: String?, appAccountToken: String?, appTransactionId: String?, isTrial: Bool,
-        grants: [String: Int64], submissionId: String, match: MatchReason
+        grants: [String: Int64], submissionId: String, match: MatchReason, familyShared: Bool? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -52,6 +55,7 @@ public struct PurchaseDelivered: LedgerEventPayload {
         self.grants = grants
         self.submissionId = submissionId
         self.match = match
+        self.familyShared = familyShared
     }
 }
 
@@ -71,6 +75,9 @@ public enum MatchReason: String, Sendable, Hashable, Codable {
     /// A non-consumable or subscription the same user already owns, bought again or restored:
     /// it grants no units again.
     case restore = "restore"
+    /// A later period of a subscription the user holds (a renewal, upgrade or resubscription)
+    /// submitted by the client without an order: paid, grants no units.
+    case renewal = "renewal"
     /// Restored by another user under `LEDGER_TRANSFER_POLICY=transfer`: ownership moved to
     /// them (`OwnershipTransferred`); grants no units.
     case transferred = "transferred"
@@ -93,10 +100,13 @@ public struct SubscriptionRenewalSeen: LedgerEventPayload {
     public var currency: String?
     /// The submission or notification that showed it.
     public var source: String
+    /// As `PurchaseDelivered.familyShared`.
+    public var familyShared: Bool?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, userId: String, environment: String,
-        purchaseDateMs: Int64?, expiresDateMs: Int64?, isTrial: Bool, priceMilliunits: Int64?, currency: String?, source: String
+        purchaseDateMs: Int64?, expiresDateMs: Int64?, isTrial: Bool, priceMilliunits: Int64?, currency: String?, source: String,
+        familyShared: Bool? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -109,6 +119,7 @@ public struct SubscriptionRenewalSeen: LedgerEventPayload {
         self.priceMilliunits = priceMilliunits
         self.currency = currency
         self.source = source
+        self.familyShared = familyShared
     }
 }
 

@@ -66,12 +66,16 @@ public struct EvidenceEntry: Sendable, Hashable {
     /// Listed in the receipt's `in_app` (made on the device or restored), as opposed to only in
     /// `latest_receipt_info`.
     public var inApp: Bool
+    /// A family member's access through Family Sharing (`FAMILY_SHARED`): delivered, but the
+    /// purchaser's own transaction carries the money.
+    public var isFamilyShared: Bool
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, quantity: Int64 = 1,
         purchaseDateMs: Int64? = nil, expiresDateMs: Int64? = nil, cancellationDateMs: Int64? = nil, cancellationReason: Int? = nil,
         isRevocation: Bool = false, isTrial: Bool = false, isUpgraded: Bool = false, appAccountToken: String? = nil,
-        appTransactionId: String? = nil, priceMilliunits: Int64? = nil, currency: String? = nil, inApp: Bool = true
+        appTransactionId: String? = nil, priceMilliunits: Int64? = nil, currency: String? = nil, inApp: Bool = true,
+        isFamilyShared: Bool = false
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -89,6 +93,7 @@ public struct EvidenceEntry: Sendable, Hashable {
         self.priceMilliunits = priceMilliunits
         self.currency = currency
         self.inApp = inApp
+        self.isFamilyShared = isFamilyShared
     }
 
     /// Refunded or revoked (an upgrade also sets `cancellation_date`, but is no refund).
@@ -135,7 +140,8 @@ extension EvidenceEntry {
             productId: t.productID, quantity: max(1, t.quantity), purchaseDateMs: t.purchaseDate, expiresDateMs: t.expiresDate,
             cancellationDateMs: t.cancellationDate, cancellationReason: t.cancellationReasonRaw.flatMap { Int($0) },
             isTrial: t.isTrialPeriod ?? false, isUpgraded: t.isUpgraded ?? false,
-            appAccountToken: t.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() }, inApp: inApp)
+            appAccountToken: t.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() }, inApp: inApp,
+            isFamilyShared: t.inAppOwnershipType == .familyShared)
     }
 
     public init(signed t: SignedTransaction) {
@@ -144,8 +150,11 @@ extension EvidenceEntry {
             productId: t.productId ?? "", quantity: max(1, t.quantity ?? 1), purchaseDateMs: t.purchaseDate,
             expiresDateMs: t.expiresDate, cancellationDateMs: t.revocationDate, cancellationReason: t.rawRevocationReason,
             isRevocation: t.revocationType == .familyRevoke,
-            isTrial: t.offerType == .introductory && t.price == 0, isUpgraded: t.isUpgraded ?? false,
+            // A free trial says so in `offerDiscountType`; older payloads only by a zero price.
+            isTrial: t.offerType == .introductory && (t.offerDiscountType == .freeTrial || t.price == 0),
+            isUpgraded: t.isUpgraded ?? false,
             appAccountToken: t.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() },
-            appTransactionId: t.appTransactionId, priceMilliunits: t.price, currency: t.currency, inApp: true)
+            appTransactionId: t.appTransactionId, priceMilliunits: t.price, currency: t.currency, inApp: true,
+            isFamilyShared: t.inAppOwnershipType == .familyShared)
     }
 }

@@ -33,14 +33,22 @@ public enum PurchaseDecider {
         var work = Work(submission: submission, evidence: evidence, context: context)
         if let transactionId = submission.transactionId {
             guard let entry = evidence.entry(transactionId) else {
-                return reject(.transactionNotInReceipt, "transaction \(transactionId) is not in the receipt Apple verified")
+                return work.rejecting(.transactionNotInReceipt, "transaction \(transactionId) is not in the receipt Apple verified")
             }
             if let rejection = work.deliver(entry, requireOrder: false) {
-                return reject(rejection.0, rejection.1)
+                return work.rejecting(rejection.0, rejection.1)
             }
         } else {
-            for entry in evidence.entries where entry.inApp && !work.isRenewal(entry) {
-                _ = work.deliver(entry, requireOrder: requireOrders)
+            var refusedAsOwned: (RejectionCode, String)?
+            // Oldest first: `in_app` is not sorted, and a subscription's first purchase must take
+            // the order and the ownership before its renewals are seen as renewals.
+            for entry in work.entries where entry.inApp && !work.isRenewal(entry) {
+                if let refusal = work.deliver(entry, requireOrder: requireOrders), refusal.0 == .ownedByAnotherUser {
+                    refusedAsOwned = refusedAsOwned ?? refusal
+                }
+            }
+            if work.delivered.isEmpty, work.already.isEmpty, let refusal = refusedAsOwned {
+                return work.rejecting(refusal.0, refusal.1)
             }
         }
         work.recordRenewalsRefundsAndObservations(source: submission.submissionId)
@@ -83,13 +91,26 @@ struct Work {
     var usedOrders: Set<String> = []
     /// Renewals recorded by this decision, by transaction id.
     var renewals: [String: SubscriptionRenewalSeen] = [:]
+    /// Apple's entries by purchase date (undated last), then id: Apple does not sort them, and
+    /// renewals recorded in date order rate their commission the same whatever order Apple chose.
+    let entries: [EvidenceEntry]
 
     init(submission: Submission, evidence: Evidence, context: PurchaseContext) {
         self.submission = submission
         self.evidence = evidence
         self.context = context
+        self.entries = evidence.entries.sorted {
+            ($0.purchaseDateMs ?? .max, $0.transactionId) < ($1.purchaseDateMs ?? .max, $1.transactionId)
+        }
         self.owners = context.owners
         for case .delivered(let d) in context.transactions.values { deliveries[d.transactionId] = d }
+    }
+
+    /// The submission refused; what Apple's verified answer shows of held subscriptions and
+    /// refunds is recorded all the same (a refund proven in a refused body still reverses).
+    mutating func rejecting(_ code: RejectionCode, _ message: String) -> Decision {
+        recordRenewalsRefundsAndObservations(source: submission.submissionId)
+        return Decision(outcome: .rejected(code, message), appends: appends)
     }
 
     /// A later transaction of a subscription someone already holds.
@@ -129,11 +150,17 @@ struct Work {
             return transfer(entry, product: product, from: owner, claimTransaction: true)
         }
         let (order, reason) = matchOrder(entry, product: product)
-        if requireOrder && order == nil { return nil }
+        // Every transaction of a subscription in Apple's answer is a paid period (or a trial):
+        // new to the ledger, and the user holds the subscription, it is a renewal, upgrade or
+        // resubscription, with or without an order.
+        let renewing = product.kind == .autoRenewable && owner?.userId == user
+        if requireOrder && order == nil && !renewing { return nil }
         var match = reason
-        // The user already holds it: a restore or a repurchase grants no units again.
+        // The user already holds it: a non-consumable restored or bought again is no new
+        // payment and grants no units again, whichever order it fulfils.
         let restoring = product.kind.isOwned && owner?.userId == user
-        if restoring, order == nil { match = .restore }
+        if restoring && !renewing { match = .restore }
+        if renewing, order == nil { match = .renewal }
         let delivery = makeDelivery(
             entry, product: product, orderId: order?.orderId,
             grants: restoring ? [:] : product.grants.mapValues { $0 * entry.quantity }, match: match)
@@ -192,7 +219,8 @@ struct Work {
             kind: product.kind, quantity: entry.quantity, userId: submission.userId, orderId: orderId, environment: evidence.environment,
             purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
             currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
-            isTrial: entry.isTrial, grants: grants, submissionId: submission.submissionId, match: match)
+            isTrial: entry.isTrial, grants: grants, submissionId: submission.submissionId, match: match,
+            familyShared: entry.isFamilyShared ? true : nil)
     }
 
     /// The order this purchase pays for, and how it was found (ARCHITECTURE §4: a token or
@@ -227,16 +255,18 @@ struct Work {
     /// Renewals of held subscriptions, refunds of delivered transactions, and what Apple shows
     /// of each held subscription.
     mutating func recordRenewalsRefundsAndObservations(source: String) {
-        for entry in evidence.entries {
+        for entry in entries {
             guard let product = context.catalog[entry.productId] else { continue }
             let id = entry.transactionId
+            // The original purchase too, when a later transaction was the one delivered: each
+            // period Apple lists is recorded once, whichever of them came first.
             if product.kind == .autoRenewable, deliveries[id] == nil, context.transactions[id] == nil,
-               id != entry.originalTransactionId, let owner = owners[entry.originalTransactionId] {
+               let owner = owners[entry.originalTransactionId] {
                 let renewal = SubscriptionRenewalSeen(
                     transactionId: id, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
                     userId: owner.userId, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
                     expiresDateMs: entry.expiresDateMs, isTrial: entry.isTrial, priceMilliunits: entry.priceMilliunits,
-                    currency: entry.currency, source: source)
+                    currency: entry.currency, source: source, familyShared: entry.isFamilyShared ? true : nil)
                 renewals[id] = renewal
                 appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [.subscriptionRenewalSeen(renewal)]))
             }
@@ -245,7 +275,7 @@ struct Work {
             }
         }
         var seen = Set<String>()
-        for entry in evidence.entries where context.catalog[entry.productId]?.kind == .autoRenewable {
+        for entry in entries where context.catalog[entry.productId]?.kind == .autoRenewable {
             let original = entry.originalTransactionId
             guard owners[original] != nil, seen.insert(original).inserted else { continue }
             let entries = evidence.entries.filter { $0.originalTransactionId == original }.map(\.subscriptionEntry)

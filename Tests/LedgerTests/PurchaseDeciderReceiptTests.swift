@@ -56,11 +56,12 @@ struct PurchaseDeciderReceiptTests {
 
         #expect(decision.alreadyDelivered == [Delivery(original)])
         let renewals = decision.appends.filter { $0.event?.asRenewal != nil }
-        #expect(renewals.map(\.stream) == [Streams.transaction("S3"), Streams.transaction("S2")])
+        // In date order, whatever order Apple listed them in.
+        #expect(renewals.map(\.stream) == [Streams.transaction("S2"), Streams.transaction("S3")])
         #expect(renewals.allSatisfy { $0.expectation == .noStream })
         #expect(renewals.first?.event?.asRenewal == SubscriptionRenewalSeen(
-            transactionId: "S3", originalTransactionId: "S0", productId: Given.monthly, userId: Given.alice,
-            environment: "Production", purchaseDateMs: Given.t0 + 3 * period, expiresDateMs: Given.t0 + 4 * period,
+            transactionId: "S2", originalTransactionId: "S0", productId: Given.monthly, userId: Given.alice,
+            environment: "Production", purchaseDateMs: Given.t0 + 2 * period, expiresDateMs: Given.t0 + 3 * period,
             isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId))
 
         let observed = try #require(decision.appended(to: Streams.subscription("S0")))
