@@ -9,6 +9,9 @@ import Ledger
 ///     {"user_id": "u1", "transaction": {"transaction_id": "1000000000000042", "product_id": "com.example.coins100",
 ///      "purchase_date_ms": 1700000000000, "original_transaction_id"?, "quantity"?, "environment"?: "Production",
 ///      "expires_date_ms"?, "price_milliunits"?, "currency"?}}
+///
+/// `price_milliunits` means what Apple's signed `price` does: the whole transaction's, for all
+/// of its quantity.
 struct ImportLine {
     var userId: String
     var evidence: Evidence

@@ -98,8 +98,8 @@ struct ProjectionBatch {
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
             if linked.insert(Key2(a: subject, b: includes)).inserted { timelineLinks.append((subject, includes)) }
-        case .setCatalogPrice(let product, let price, let currency):
-            ordered.append(ProjectionSQL.catalogPrice(product, price, currency))
+        case .setCatalogPrice(let product, let price, let currency, let effective):
+            ordered.append(ProjectionSQL.catalogPrice(product, price, currency, effectiveMs: effective))
         case .addRevenueSale(let sale):
             ordered.append(ProjectionSQL.revenueSale(sale))
         case .addRevenueRefund(let transaction, let day):

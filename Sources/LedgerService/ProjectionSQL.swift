@@ -20,19 +20,24 @@ enum ProjectionSQL {
         """)
     }
 
-    static func catalogPrice(_ product: String, _ price: Int64, _ currency: String) -> SQL {
+    /// A product's catalog price from `effectiveMs` (when that load was recorded) on.
+    static func catalogPrice(_ product: String, _ price: Int64, _ currency: String, effectiveMs: Int64) -> SQL {
         .prepared("""
-        INSERT INTO projection_revenue_prices (product_id, price_minor, currency) VALUES (\(product), \(price), \(currency))
-        ON CONFLICT (product_id) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
+        INSERT INTO projection_revenue_prices (product_id, effective_ms, price_minor, currency)
+        VALUES (\(product), \(effectiveMs), \(price), \(currency))
+        ON CONFLICT (product_id, effective_ms) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
         """)
     }
 
-    /// A sale without Apple's price takes the catalog's as the log has it at this point (pages
-    /// apply in log order); its reduced rate depends on the paid service of the subscription's
-    /// earlier sales.
+    /// A sale without Apple's price takes the catalog's as it stood at the purchase: the last
+    /// load recorded at or before it, else (history older than any catalog) the first load after
+    /// it, among the loads the log has at this point (pages apply in log order); its reduced rate depends on the paid service of the subscription's
+    /// earlier sales. A subscription's sale may arrive after later ones (Apple's lists are not
+    /// sorted; clients post out of order): their lines, refunds included, are rated again with it
+    /// counted, so the rates come out the same in any order of arrival.
     static func revenueSale(_ sale: RevenueSale) -> SQL {
         let year = CommissionPlan.yearOfServiceMs
-        return .prepared("""
+        let insert: SQL = """
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
@@ -44,10 +49,26 @@ enum ProjectionSQL {
                    SELECT coalesce(sum(service_ms), 0) FROM projection_revenue_lines e
                    WHERE e.original_transaction_id = \(sale.originalTransactionId) AND e.line_type = 'sale'
                      AND e.purchase_date_ms < \(sale.purchaseDateMs)) >= \(year)
-        FROM (SELECT 1) AS one LEFT JOIN projection_revenue_prices p ON p.product_id = \(sale.productId)
+        FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+            SELECT price_minor, currency FROM projection_revenue_prices
+            WHERE product_id = \(sale.productId)
+            ORDER BY effective_ms <= \(sale.purchaseDateMs) DESC, abs(effective_ms - \(sale.purchaseDateMs))
+            LIMIT 1) p ON true
         WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
         ON CONFLICT (line_id) DO NOTHING
-        """)
+        """
+        guard sale.kind == .autoRenewable, let service = sale.serviceMs else { return insert.prepared() }
+        // The UPDATE sees the table as it was before the INSERT: the new sale's service is added.
+        let rerated: SQL = """
+        WITH sale AS (\(fragment: insert) RETURNING 1)
+        UPDATE projection_revenue_lines l SET reduced_rate = (
+            SELECT coalesce(sum(e.service_ms), 0) FROM projection_revenue_lines e
+            WHERE e.original_transaction_id = l.original_transaction_id AND e.line_type = 'sale'
+              AND e.purchase_date_ms < l.purchase_date_ms) + \(service) >= \(year)
+        WHERE l.original_transaction_id = \(sale.originalTransactionId) AND l.purchase_date_ms > \(sale.purchaseDateMs)
+          AND EXISTS (SELECT 1 FROM sale)
+        """
+        return rerated.prepared()
     }
 
     static func revenueRefund(_ transaction: String, day: String) -> SQL {

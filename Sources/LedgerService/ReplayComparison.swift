@@ -68,7 +68,8 @@ struct ReplayComparison {
             SELECT environment, currency, day,
                    coalesce(sum(gross_minor) FILTER (WHERE line_type = 'sale'), 0)::bigint AS gross,
                    coalesce(-sum(gross_minor) FILTER (WHERE line_type = 'refund'), 0)::bigint AS refunded,
-                   sum(gross_minor)::bigint AS net
+                   sum(gross_minor)::bigint AS net,
+                   coalesce(sum(gross_minor) FILTER (WHERE reduced_rate), 0)::bigint AS reduced
             FROM \(identifier: schema).projection_revenue_lines GROUP BY 1, 2, 3
             """
         }
@@ -77,25 +78,30 @@ struct ReplayComparison {
             try connection.query("""
                 WITH o AS (\(fragment: old)), n AS (\(fragment: new))
                 SELECT coalesce(n.environment, o.environment), coalesce(n.currency, o.currency), to_char(coalesce(n.day, o.day), 'YYYY-MM-DD'),
-                       o.gross, n.gross, o.refunded, n.refunded, o.net, n.net
+                       o.gross, n.gross, o.refunded, n.refunded, o.net, n.net, o.reduced, n.reduced
                 FROM o FULL OUTER JOIN n ON n.environment = o.environment AND n.currency = o.currency AND n.day = o.day
-                WHERE (o.gross, o.refunded, o.net) IS DISTINCT FROM (n.gross, n.refunded, n.net)
+                WHERE (o.gross, o.refunded, o.net, o.reduced) IS DISTINCT FROM (n.gross, n.refunded, n.net, n.reduced)
                 ORDER BY 1, 2, 3
                 """).map { row in
                 let currency: String = try row.decode(1)
                 func money(_ index: Int) throws -> String {
                     try row.decode(index, as: Int64?.self).map { Money(minorUnits: $0, currency: currency).decimal } ?? "none"
                 }
+                // Net at the reduced (15%) rate moves the commission even when the totals stay.
+                let reduced = try row.decode(9, as: Int64?.self) == row.decode(10, as: Int64?.self)
+                    ? "" : ", net at the reduced rate \(try money(9)) → \(try money(10))"
                 return "revenue \(try row.decode(0, as: String.self)) \(currency) \(try row.decode(2, as: String.self)): "
                     + "gross \(try money(3)) → \(try money(4)), refunded \(try money(5)) → \(try money(6)), net \(try money(7)) → \(try money(8))"
+                    + reduced
             }
         }
     }
 
-    /// The tables whose differences the lines above do not already tell.
+    /// The tables whose differences the lines above may not tell (revenue lines too: a line
+    /// can change its user or product and leave every day's totals as they were).
     private func otherTables(_ pool: ConnectionPool) async throws -> [String] {
         let tables = ["projection_entitlements", "projection_ownership", "projection_ownership_history", "projection_apple_account_members",
-                      "projection_revenue_prices", "projection_timeline_events", "projection_timeline_links"]
+                      "projection_revenue_prices", "projection_revenue_lines", "projection_timeline_events", "projection_timeline_links"]
         return try await pool.withConnection { connection in
             try tables.compactMap { table in
                 let differing: Int64 = try connection.query("""

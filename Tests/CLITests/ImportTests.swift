@@ -22,13 +22,13 @@ struct ImportTests {
         let body = String(decoding: try Data(contentsOf: Self.fixture), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
         let lines = [
             #"{"user_id": "old-1", "verify_receipt_response": \#(body)}"#,
-            #"{"user_id": "old-2", "transaction": {"transaction_id": "9000000001", "product_id": "myapp.1", "purchase_date_ms": 1700000000000, "quantity": 2, "price_milliunits": 990, "currency": "USD"}}"#,
+            #"{"user_id": "old-2", "transaction": {"transaction_id": "9000000001", "product_id": "myapp.1", "purchase_date_ms": 1700000000000, "quantity": 2, "price_milliunits": 1980, "currency": "USD"}}"#,
             #"{"user_id": "old-3", "transaction": {"transaction_id": "9000000002", "product_id": "myapp.1"}}"#,
             "not json",
             #"{"user_id": "old-4", "transaction": {"transaction_id": "9000000003", "product_id": "myapp.unknown", "purchase_date_ms": 1700000000000}}"#,
             #"{"user_id": "old-5", "transaction": {"transaction_id": "9000000004", "product_id": "myapp.1", "purchase_date_ms": true}}"#,
             // Line 2 again, byte for byte: the same line is imported once.
-            #"{"user_id": "old-2", "transaction": {"transaction_id": "9000000001", "product_id": "myapp.1", "purchase_date_ms": 1700000000000, "quantity": 2, "price_milliunits": 990, "currency": "USD"}}"#,
+            #"{"user_id": "old-2", "transaction": {"transaction_id": "9000000001", "product_id": "myapp.1", "purchase_date_ms": 1700000000000, "quantity": 2, "price_milliunits": 1980, "currency": "USD"}}"#,
             "",
         ]
         let history = folder.appendingPathComponent("history.jsonl")
@@ -61,7 +61,7 @@ struct ImportTests {
             // Imported history is revenue like any other, and balances include it.
             let audit = try await ToolRun.run(
                 ["audit", "revenue", "--from", "2000-01-01", "--to", "2100-12-31", "--group-by", "product", "--format", "csv"], databaseURL: conninfo)
-            #expect(audit.output.contains("myapp.1,USD,1,0,1.98,"), "2 × Apple's 0.99: \(audit.output)")
+            #expect(audit.output.contains("myapp.1,USD,1,0,1.98,"), "Apple's 1.98 for two: \(audit.output)")
             let dispute = try await ToolRun.run(["dispute", "9000000001"], databaseURL: conninfo)
             #expect(dispute.output.contains("submitted an imported history line"), "\(dispute.output)")
 

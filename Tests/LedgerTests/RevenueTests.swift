@@ -36,12 +36,12 @@ struct RevenueTests {
         #expect(Money(minorUnits: 120, currency: "JPY").decimal == "120")
     }
 
-    @Test("a paid delivery is a sale at Apple's price times quantity; trials, restores and transfers are no sale; a refund is dated its day")
+    @Test("a paid delivery is a sale at Apple's price, which is already the quantity's total; trials, restores and transfers are no sale; a refund is dated its day")
     func lines() {
         let projection = RevenueProjection()
         let place = EventPlace(position: 1, recordedAtMs: Given.t0)
         var coins = Given.delivered("T1", Given.coins, to: Given.alice, quantity: 3)
-        coins.priceMilliunits = 990
+        coins.priceMilliunits = 2_970  // three coins packs at 0.99: Apple signs the total
         coins.currency = "USD"
         guard case .addRevenueSale(let sale)? = projection.changes(for: .purchaseDelivered(coins), at: place).first else {
             Issue.record("no sale")

@@ -21,7 +21,7 @@ public enum ProjectionChange: Sendable, Hashable {
     /// purchase carrying `appTransactionId`): their groups are united.
     case linkAppleAccount(originalTransactionIds: [String], appTransactionId: String?)
     /// The catalog's reference price of a product from now on (used when Apple gives none).
-    case setCatalogPrice(productId: String, priceMinor: Int64, currency: String)
+    case setCatalogPrice(productId: String, priceMinor: Int64, currency: String, effectiveMs: Int64)
     /// A paid transaction's revenue line, recorded once.
     case addRevenueSale(RevenueSale)
     /// The refund of a transaction's sale line, dated `day` (`YYYY-MM-DD`, UTC), recorded once.

@@ -1,12 +1,13 @@
-/// Revenue per transaction (ARCHITECTURE §5): one sale line per paid delivery or renewal, priced
-/// by Apple's signed `price` when it gave one, else by the catalog as it stood when the sale was
-/// recorded; one refund line, the sale's negative, dated the day of the refund, so a refund never
+/// Revenue per transaction (ARCHITECTURE §5): one sale line per paid delivery or renewal (not a
+/// restore, transfer, trial or Family Sharing access), priced
+/// by Apple's signed `price` when it gave one, else by the catalog as it stood when the purchase
+/// was made (each load kept from the time it was recorded); one refund line, the sale's negative, dated the day of the refund, so a refund never
 /// rewrites a closed period. Apple's commission is applied when reporting (`CommissionPlan`), so
 /// changing `LEDGER_COMMISSION` needs no rebuild; the line keeps what the rate depends on.
 public struct RevenueProjection: Projection {
     public init() {}
     public let name = "revenue"
-    public let version: Int32 = 1
+    public let version: Int32 = 2
     public let tables = ["projection_revenue_prices", "projection_revenue_lines"]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
@@ -14,23 +15,25 @@ public struct RevenueProjection: Projection {
         case .catalogLoaded(let catalog):
             return catalog.products.compactMap { product in
                 guard let price = product.priceMinor, let currency = product.currency else { return nil }
-                return .setCatalogPrice(productId: product.productId, priceMinor: price, currency: currency)
+                return .setCatalogPrice(productId: product.productId, priceMinor: price, currency: currency, effectiveMs: place.recordedAtMs)
             }
         case .purchaseDelivered(let d):
-            // A restore or a transfer delivers a purchase paid before: no new money.
-            guard !d.isTrial, d.match != .restore, d.match != .transferred, let purchased = d.purchaseDateMs else { return [] }
+            // A restore or a transfer delivers a purchase paid before, and Family Sharing gives a
+            // family member access to what the purchaser paid for: no new money.
+            guard !d.isTrial, d.match != .restore, d.match != .transferred, d.familyShared != true,
+                  let purchased = d.purchaseDateMs else { return [] }
             return [.addRevenueSale(RevenueSale(
                 transactionId: d.transactionId, originalTransactionId: d.originalTransactionId, productId: d.productId, kind: d.kind,
                 userId: d.userId, environment: d.environment, purchaseDateMs: purchased,
                 serviceMs: d.expiresDateMs.map { $0 - purchased }, quantity: d.quantity,
-                applePrice: Self.applePrice(d.priceMilliunits, d.currency, quantity: d.quantity)))]
+                applePrice: Self.applePrice(d.priceMilliunits, d.currency)))]
         case .subscriptionRenewalSeen(let r):
-            guard !r.isTrial, let purchased = r.purchaseDateMs else { return [] }
+            guard !r.isTrial, r.familyShared != true, let purchased = r.purchaseDateMs else { return [] }
             return [.addRevenueSale(RevenueSale(
                 transactionId: r.transactionId, originalTransactionId: r.originalTransactionId, productId: r.productId,
                 kind: .autoRenewable, userId: r.userId, environment: r.environment, purchaseDateMs: purchased,
                 serviceMs: r.expiresDateMs.map { $0 - purchased }, quantity: 1,
-                applePrice: Self.applePrice(r.priceMilliunits, r.currency, quantity: 1)))]
+                applePrice: Self.applePrice(r.priceMilliunits, r.currency)))]
         case .purchaseRefunded(let r):
             return [.addRevenueRefund(transactionId: r.transactionId, day: RevenueDay.of(r.refundedAtMs))]
         default:
@@ -38,10 +41,12 @@ public struct RevenueProjection: Projection {
         }
     }
 
-    static func applePrice(_ milliunits: Int64?, _ currency: String?, quantity: Int64) -> Money? {
+    /// Apple's signed `price` is already the whole transaction's, "the total amount of the
+    /// transaction for the quantity the customer purchased" (App Store Server API, `price`);
+    /// only the catalog's unit price is multiplied by the quantity.
+    static func applePrice(_ milliunits: Int64?, _ currency: String?) -> Money? {
         guard let milliunits, let currency else { return nil }
-        let unit = Money.fromMilliunits(milliunits, currency: currency)
-        return Money(minorUnits: unit.minorUnits * quantity, currency: unit.currency)
+        return Money.fromMilliunits(milliunits, currency: currency)
     }
 }
 
