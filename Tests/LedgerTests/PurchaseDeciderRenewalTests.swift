@@ -210,3 +210,24 @@ struct SignedTransactionEvidenceTests {
         #expect(RevenueProjection().changes(for: .purchaseDelivered(delivered), at: EventPlace(position: 1, recordedAtMs: Given.t0)).isEmpty)
     }
 }
+
+/// Family Sharing: a family member's transaction has ids of its own, but the purchaser's
+/// transaction carries the money; counting both would book one payment twice.
+@Suite("Family Sharing access is delivered but is no sale")
+struct FamilySharingTests {
+    @Test("a FAMILY_SHARED receipt transaction is delivered to the family member, marked, and makes no revenue line; a PURCHASED one does")
+    func familySharedIsNoSale() throws {
+        func entry(_ ownership: String, _ id: String) throws -> EvidenceEntry {
+            let json = #"{"transaction_id":"\#(id)","original_transaction_id":"\#(id)","product_id":"\#(Given.removeAds)","quantity":"1","purchase_date_ms":"1700000000000","in_app_ownership_type":"\#(ownership)"}"#
+            return EvidenceEntry(try JSONDecoder().decode(ReceiptTransaction.self, from: Data(json.utf8)), inApp: true)
+        }
+        let place = EventPlace(position: 1, recordedAtMs: Given.t0)
+        for (ownership, id, sales) in [("FAMILY_SHARED", "F1", 0), ("PURCHASED", "P1", 1)] {
+            let decision = PurchaseDecider.decide(
+                Given.submission(transaction: id), evidence: Given.evidence(try entry(ownership, id)), context: Given.context())
+            let delivered = try #require(decision.appended(to: Streams.transaction(id))?.event?.asDelivered, "\(ownership)")
+            #expect(delivered.familyShared == (ownership == "FAMILY_SHARED" ? true : nil))
+            #expect(RevenueProjection().changes(for: .purchaseDelivered(delivered), at: place).count == sales, "\(ownership)")
+        }
+    }
+}
