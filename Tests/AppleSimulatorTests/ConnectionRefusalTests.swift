@@ -50,12 +50,14 @@ struct ConnectionRefusalTests {
             do {
                 let client = VerifyReceiptClient(
                     configuration: VerifyReceiptConfiguration(
-                        productionURL: running.productionURL, sandboxURL: running.sandboxURL, timeout: .seconds(5)),
+                        // A time-out far beyond what a loaded machine needs: "at once" is then told
+                        // from "after the time-out" without racing the clock.
+                        productionURL: running.productionURL, sandboxURL: running.sandboxURL, timeout: .seconds(60)),
                     transport: HTTPVerifyReceiptTransport(httpClient: httpClient))
                 let clock = ContinuousClock()
                 let began = clock.now
                 let refused = try await client.verify(receiptData: receipt)
-                #expect(clock.now - began < .seconds(2))
+                #expect(clock.now - began < .seconds(20))
                 #expect(refused.verdict.kind == .retryLater)
                 #expect(refused.verdict.error?.code == .connectionFailed)
                 #expect(refused.attempts.count == 1)

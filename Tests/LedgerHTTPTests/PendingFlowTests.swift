@@ -41,13 +41,15 @@ struct PendingFlowTests {
     func refusedConnection() async throws {
         // verifyReceipt pointed at a port where nothing listens: connection refused.
         try await LoopbackPort.refusing { port in
-            try await LedgerHarness.with(timeout: .seconds(10), verifyReceiptURL: "http://127.0.0.1:\(port)/verifyReceipt") { ledger in
+            // A time-out far longer than a loaded CI machine needs to answer (3.5 s was seen under
+            // the full suite), so "at once" is told from "after the time-out" without a race.
+            try await LedgerHarness.with(timeout: .seconds(60), verifyReceiptURL: "http://127.0.0.1:\(port)/verifyReceipt") { ledger in
                 let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
                 let start = ContinuousClock.now
                 let answer = try await ledger.submit(user: "u1", purchase: purchase)
                 let elapsed = ContinuousClock.now - start
                 #expect(answer.status == 202)
-                #expect(elapsed < .seconds(3), "a refused connection took \(elapsed)")
+                #expect(elapsed < .seconds(20), "a refused connection took \(elapsed)")
                 #expect(try await ledger.count("ReceiptSubmitted") == 1)
             }
         }
