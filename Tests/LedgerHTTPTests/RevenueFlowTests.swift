@@ -130,7 +130,8 @@ struct RevenueFlowTests {
         try await LedgerHarness.with { ledger in
             let before = try await ledger.count("CatalogLoaded")
             for query in ["from=2026-02-30&to=2026-03-01", "from=2026-01-01", "from=2026-01-01&to=2026-01-31&group_by=week",
-                          "from=2026-02-01&to=2026-01-31", "from=2026-01-01&to=2026-01-31&environment=Test", "from=20260101&to=2026-01-31"] {
+                          "from=2026-02-01&to=2026-01-31", "from=2026-01-01&to=2026-01-31&environment=Test", "from=20260101&to=2026-01-31",
+                          "from=0000-01-01&to=2026-01-31"] {
                 let answer = try await ledger.get("/v1/reports/revenue?\(query)", token: LedgerHarness.financeToken)
                 #expect(answer.status == 400, "\(query): \(answer.status)")
                 #expect(answer.errorCode == "invalid_request", "\(query)")
