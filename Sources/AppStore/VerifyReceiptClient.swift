@@ -28,12 +28,10 @@ public struct VerifyReceiptClient: Sendable {
     ///
     /// Apple's answers, transport failures and malformed bodies are all a `VerificationOutcome`,
     /// so the attempts are never lost; only unusable input throws (`.invalidRequest`).
-    /// `logMetadata` goes on each attempt's log line (the caller's request id).
     public func verify(
         receiptData: String,
         excludeOldTransactions: Bool = false,
-        startingAt firstEndpoint: VerifyReceiptEndpoint = .production,
-        logMetadata: Logger.Metadata = [:]
+        startingAt firstEndpoint: VerifyReceiptEndpoint = .production
     ) async throws(AppStoreError) -> VerificationOutcome {
         guard !receiptData.isEmpty else {
             throw AppStoreError(.invalidRequest, "receipt data is empty")
@@ -44,7 +42,7 @@ public struct VerifyReceiptClient: Sendable {
         var switches = 0
         var malformedRetries = 0
         while true {
-            let (attempt, response) = await send(requestBody, to: endpoint, logMetadata: logMetadata)
+            let (attempt, response) = await send(requestBody, to: endpoint)
             attempts.append(attempt)
             let verdict: VerificationOutcome.Verdict
             if let failure = attempt.failure {
@@ -88,9 +86,7 @@ public struct VerifyReceiptClient: Sendable {
     }
 
     /// One POST, timed, with its body decoded when it is a 200.
-    private func send(
-        _ body: Data, to endpoint: VerifyReceiptEndpoint, logMetadata: Logger.Metadata
-    ) async -> (VerifyReceiptAttempt, VerifyReceiptResponse?) {
+    private func send(_ body: Data, to endpoint: VerifyReceiptEndpoint) async -> (VerifyReceiptAttempt, VerifyReceiptResponse?) {
         let url = configuration.url(for: endpoint)
         let startedAt = Date()
         let clock = ContinuousClock()
@@ -124,7 +120,7 @@ public struct VerifyReceiptClient: Sendable {
             "status": "\(attempt.status?.description ?? "none")",
             "latency_ms": "\(attempt.latency.components.seconds * 1000 + attempt.latency.components.attoseconds / 1_000_000_000_000_000)",
             "failure": "\(attempt.failure?.code.rawValue ?? "none")",
-        ].merging(logMetadata) { ours, _ in ours })
+        ])
         return (attempt, response)
     }
 

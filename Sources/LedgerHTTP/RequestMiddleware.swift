@@ -17,7 +17,9 @@ struct RequestMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         do {
-            response = try await next(request, context)
+            response = try await RequestLogContext.$requestID.withValue(context.requestID) {
+                try await next(request, context)
+            }
         } catch {
             if let answer = APIError.from(error) {
                 response = try answer.response(from: request, context: context)

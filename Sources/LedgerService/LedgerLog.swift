@@ -1,7 +1,6 @@
 import EventStore
 import Foundation
 import Ledger
-import Logging
 import Postgres
 
 /// Who asked for an append, recorded as the events' metadata (never part of the fact).
@@ -15,12 +14,6 @@ public struct RequestMetadata: Sendable, Hashable, Codable {
         self.requestId = requestId
         self.actor = actor
         self.clientAddress = clientAddress
-    }
-
-    /// For log lines written on the request's behalf outside its handler (CONTRACT.md: the
-    /// request id is in the server's log lines for that request).
-    var logMetadata: Logger.Metadata {
-        requestId.map { ["request_id": "\($0)"] } ?? [:]
     }
 }
 

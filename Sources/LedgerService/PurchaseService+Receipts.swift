@@ -67,7 +67,7 @@ extension PurchaseService {
     ) async throws -> SubmissionOutcome {
         let outcome: VerificationOutcome
         do {
-            outcome = try await verifyReceipt.verify(receiptData: receiptData, logMetadata: metadata.logMetadata)
+            outcome = try await verifyReceipt.verify(receiptData: receiptData)
         } catch {
             let rejection = DeliveryRejected(
                 submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid, message: "the receipt data is empty")
@@ -94,9 +94,7 @@ extension PurchaseService {
             return try await close(submission, at: submissionVersion, with: responded + [.deliveryRejected(rejection)], metadata: metadata)
         case .retryLater(let cause), .configurationAlarm(let cause):
             if case .configurationAlarm = outcome.verdict {
-                logger.critical(
-                    "verifyReceipt says our configuration is wrong (shared secret?); receipts stay pending",
-                    metadata: ["cause": "\(cause)"].merging(metadata.logMetadata) { ours, _ in ours })
+                logger.critical("verifyReceipt says our configuration is wrong (shared secret?); receipts stay pending", metadata: ["cause": "\(cause)"])
             }
             let delay = configuration.retry.delay(afterAttempt: attempt)
             let pending = VerificationPending(

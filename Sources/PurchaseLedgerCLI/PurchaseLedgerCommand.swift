@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LedgerHTTP
 import Logging
 
 /// `purchase-ledger`: the command line of CONTRACT.md. Exit codes: 0 ok, 1 failure, 2 bad
@@ -17,11 +18,12 @@ public struct PurchaseLedgerCommand: AsyncParsableCommand {
 
     /// Parses the arguments, runs the command and exits with the contract's exit codes.
     public static func runAndExit() async -> Never {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+        // The provider puts the request id on every line written for a request, by any logger.
+        LoggingSystem.bootstrap({ label, provider in
+            var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
             handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
             return handler
-        }
+        }, metadataProvider: RequestLogContext.metadataProvider)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -21,7 +21,12 @@ struct LogHygieneTests {
         let capture = LogCapture()
         // Not LoggingSystem.bootstrap: tests run in parallel in one process, so this server gets
         // a logger of its own that keeps every line, at trace, in `capture`.
-        let logger = Logger(label: "tests.log-hygiene") { label in CapturingLogHandler(label: label, capture: capture) }
+        // With the provider `serve` installs, which adds the request id to lines written for a request.
+        let logger = Logger(label: "tests.log-hygiene") { label in
+            var handler = CapturingLogHandler(label: label, capture: capture)
+            handler.metadataProvider = RequestLogContext.metadataProvider
+            return handler
+        }
         let wrongToken = "wrong-token-abcdef0123456789"
         let callerRequestID = "log-hygiene-0001"
         var requestIDs: [String] = []
@@ -145,6 +150,7 @@ struct CapturingLogHandler: LogHandler {
     let label: String
     let capture: LogCapture
     var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
     var logLevel: Logger.Level = .trace
 
     init(label: String, capture: LogCapture) {
@@ -159,6 +165,7 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
         let rendered = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         var line = "\(event.level) \(label) [\(event.source)] \(event.message) \(rendered)"
