@@ -30,11 +30,13 @@ enum ProjectionSQL {
     }
 
     /// A sale without Apple's price takes the catalog's as it stood at the purchase: the last
-    /// load recorded at or before it, else (history older than any catalog) the first load after
-    /// it, among the loads the log has at this point (pages apply in log order); its reduced rate depends on the paid service of the subscription's
-    /// earlier sales. A subscription's sale may arrive after later ones (Apple's lists are not
-    /// sorted; clients post out of order): their lines, refunds included, are rated again with it
-    /// counted, so the rates come out the same in any order of arrival.
+    /// load recorded at or before it, else (history older than any catalog) the first load
+    /// after it, among the loads the log has at this point (pages apply in log order).
+    ///
+    /// Its reduced rate depends on the paid service of the subscription's earlier sales. A sale
+    /// may arrive after later ones (Apple's lists are not sorted; clients post out of order):
+    /// their lines, refunds included, are rated again with it counted, so the rates come out
+    /// the same in any order of arrival.
     static func revenueSale(_ sale: RevenueSale) -> SQL {
         let year = CommissionPlan.yearOfServiceMs
         let insert: SQL = """

@@ -18,6 +18,15 @@ struct RevenueFlowTests {
 
     /// Every row keeps gross − refunded = net and net − commission = proceeds, and the rows of
     /// each currency add up to its total.
+    /// `user` buys `product` and has it delivered; Apple's clock moves `days` on, and the test
+    /// waits (with a deadline) until the ledger has seen `renewals` renewals.
+    func subscribe(_ ledger: LedgerHarness, user: String, product: String, thenAdvance days: Int, untilRenewals renewals: Int64) async throws {
+        let (_, purchase) = try await ledger.orderAndBuy(user: user, product: product, appleId: "apple-\(user)")
+        #expect(try await ledger.submit(user: user, purchase: purchase).outcome == "delivered")
+        _ = try await ledger.simulator.advance(days: days)
+        try await ledger.eventually("\(renewals) renewals are seen") { try await ledger.count("SubscriptionRenewalSeen") >= renewals }
+    }
+
     func expectConsistent(_ rows: [[String: any Sendable]], _ totals: [[String: any Sendable]]) {
         let fields = ["purchases", "refunds", "gross_minor", "refunded_minor", "net_minor", "commission_minor", "proceeds_minor"]
         for row in rows + totals {
@@ -87,10 +96,7 @@ struct RevenueFlowTests {
     @Test("a yearly subscription pays 30% in its first year of paid service and 15% from its second")
     func secondYearCommission() async throws {
         try await LedgerHarness.with { ledger in
-            let (_, yearly) = try await ledger.orderAndBuy(user: "erin", product: "com.example.pro.yearly", appleId: "apple-erin")
-            #expect(try await ledger.submit(user: "erin", purchase: yearly).outcome == "delivered")
-            _ = try await ledger.simulator.advance(days: 366)
-            try await ledger.eventually("the renewal is seen") { try await ledger.count("SubscriptionRenewalSeen") >= 1 }
+            try await subscribe(ledger, user: "erin", product: "com.example.pro.yearly", thenAdvance: 366, untilRenewals: 1)
             let (rows, totals) = try await report(ledger, "\(Self.allTime)&group_by=month")
             #expect(rows.count == 2, "\(rows)")
             #expect(rows.map { $0["gross_minor"] as? Int } == [4999, 4999])
@@ -102,10 +108,7 @@ struct RevenueFlowTests {
     @Test("a monthly subscription's thirteen renewals give the same revenue lines applied a page of one event at a time or all in one page")
     func pagingKeepsLines() async throws {
         try await LedgerHarness.with { ledger in
-            let (_, monthly) = try await ledger.orderAndBuy(user: "fay", product: "com.example.pro.monthly", appleId: "apple-fay")
-            #expect(try await ledger.submit(user: "fay", purchase: monthly).outcome == "delivered")
-            _ = try await ledger.simulator.advance(days: 400)
-            try await ledger.eventually("thirteen renewals are seen") { try await ledger.count("SubscriptionRenewalSeen") >= 13 }
+            try await subscribe(ledger, user: "fay", product: "com.example.pro.monthly", thenAdvance: 400, untilRenewals: 13)
             var quiet = Logger(label: "tests.revenue")
             quiet.logLevel = .warning
             // One event per page writes each sale on its own; one page writes them as one statement.

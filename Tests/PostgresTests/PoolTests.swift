@@ -52,8 +52,9 @@ struct PoolTests {
                     }
                 }
             }
-            // Connecting takes a while on a loaded machine: a generous deadline, left early.
-            for _ in 0..<3_000 where gauge.peak < bound { try await Task.sleep(for: .milliseconds(10)) }
+            // Connecting takes a while on a loaded machine: polled until a generous deadline.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while gauge.peak < bound, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             #expect(gauge.peak == bound, "both connections are held")
             let extra = Task { try await pool.withConnection { _ in gauge.enter(); gauge.leave() } }
             try await Task.sleep(for: .milliseconds(300))

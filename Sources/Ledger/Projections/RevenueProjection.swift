@@ -1,9 +1,10 @@
 /// Revenue per transaction (ARCHITECTURE §5): one sale line per paid delivery or renewal (not a
-/// restore, transfer, trial or Family Sharing access), priced
-/// by Apple's signed `price` when it gave one, else by the catalog as it stood when the purchase
-/// was made (each load kept from the time it was recorded); one refund line, the sale's negative, dated the day of the refund, so a refund never
-/// rewrites a closed period. Apple's commission is applied when reporting (`CommissionPlan`), so
-/// changing `LEDGER_COMMISSION` needs no rebuild; the line keeps what the rate depends on.
+/// restore, transfer, trial or Family Sharing access), priced by Apple's signed `price` when it
+/// gave one, else by the catalog as it stood when the purchase was made (each load kept from the
+/// time it was recorded); one refund line, the sale's negative, dated the day of the refund, so
+/// a refund never rewrites a closed period. Apple's commission is applied when reporting
+/// (`CommissionPlan`), so changing `LEDGER_COMMISSION` needs no rebuild; the line keeps what the
+/// rate depends on.
 public struct RevenueProjection: Projection {
     public init() {}
     public let name = "revenue"
