@@ -38,10 +38,13 @@ struct LedgerHarness: Sendable {
 
     /// Runs `body` with a fresh ledger and simulator; stops both afterwards. The ledger lives in
     /// a fresh schema of the test cluster, or in `database` (a conninfo) when given; its server
-    /// and migration log through `logger` (default: warnings only).
+    /// and migration log through `logger` (default: warnings only). The Apple time-out is long
+    /// by default: a test that expects a 200 must not get a 202 because a loaded CI machine took
+    /// more than a second or two to answer; tests of time-outs pass their own short one. Reads
+    /// wait for the projections just as long, for the same reason.
     static func with<T>(
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
-        timeout: Duration = .seconds(2), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
+        timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -50,7 +53,8 @@ struct LedgerHarness: Sendable {
             return logger
         }()
         let settings = Settings(
-            policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, verifyReceiptURL: verifyReceiptURL, logger: logger)
+            policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
+            verifyReceiptURL: verifyReceiptURL, logger: logger)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -70,6 +74,7 @@ struct LedgerHarness: Sendable {
         var sharedSecret: String?
         var retry: RetryPolicy
         var timeout: Duration
+        var readYourWritesTimeout: Duration
         var verifyReceiptURL: String?
         var logger: Logger
     }
@@ -82,7 +87,9 @@ struct LedgerHarness: Sendable {
         let verifyURL = settings.verifyReceiptURL
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance"),
-            ledger: LedgerConfiguration(bundleId: bundleId, sharedSecret: settings.sharedSecret, transferPolicy: settings.policy, retry: settings.retry),
+            ledger: LedgerConfiguration(
+                bundleId: bundleId, sharedSecret: settings.sharedSecret, transferPolicy: settings.policy, retry: settings.retry,
+                readYourWritesTimeout: settings.readYourWritesTimeout),
             verifyReceipt: VerifyReceiptConfiguration(
                 productionURL: verifyURL ?? apple.productionURL, sandboxURL: verifyURL ?? apple.sandboxURL, sharedSecret: settings.sharedSecret,
                 timeout: settings.timeout, malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
@@ -134,7 +141,7 @@ struct LedgerHarness: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 8 << 20)
         let data = Data(buffer: bytes)
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: any Sendable] ?? [:]
