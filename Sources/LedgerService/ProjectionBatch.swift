@@ -101,9 +101,9 @@ struct ProjectionBatch {
         case .setCatalogPrice(let product, let price, let currency, let effective):
             ordered.append(ProjectionSQL.catalogPrice(product, price, currency, effectiveMs: effective))
         case .addRevenueSale(let sale):
-            ordered.append(ProjectionSQL.revenueSale(sale))
-        case .addRevenueRefund(let transaction, let day):
-            ordered.append(ProjectionSQL.revenueRefund(transaction, day: day))
+            ordered += ProjectionSQL.revenueSale(sale)
+        case .addRevenueRefund(let transaction, let atMs):
+            ordered += ProjectionSQL.revenueRefund(transaction, atMs: atMs)
         }
     }
 

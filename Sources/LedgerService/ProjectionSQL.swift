@@ -33,12 +33,13 @@ enum ProjectionSQL {
     /// load recorded at or before it, else (history older than any catalog) the first load
     /// after it, among the loads the log has at this point (pages apply in log order).
     ///
-    /// Its reduced rate depends on the paid service of the subscription's earlier sales. A sale
-    /// may arrive after later ones (Apple's lists are not sorted; clients post out of order):
-    /// their lines, refunds included, are rated again with it counted, so the rates come out
-    /// the same in any order of arrival.
-    static func revenueSale(_ sale: RevenueSale) -> SQL {
+    /// Its reduced rate depends on the subscription's paid service before it
+    /// (``paidService(of:before:)``). A sale may arrive after later ones (Apple's lists are not
+    /// sorted; clients post out of order): a second statement rates the later lines again,
+    /// refunds included, so the rates come out the same in any order of arrival.
+    static func revenueSale(_ sale: RevenueSale) -> [SQL] {
         let year = CommissionPlan.yearOfServiceMs
+        let service = paidService(of: "\(sale.originalTransactionId)::text", before: "\(sale.purchaseDateMs)::bigint")
         let insert: SQL = """
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
@@ -47,10 +48,7 @@ enum ProjectionSQL {
                \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
                coalesce(\(sale.applePrice?.currency)::text, p.currency),
                coalesce(\(sale.applePrice?.minorUnits)::bigint, p.price_minor * \(sale.quantity)),
-               \(sale.kind == .autoRenewable) AND (
-                   SELECT coalesce(sum(service_ms), 0) FROM projection_revenue_lines e
-                   WHERE e.original_transaction_id = \(sale.originalTransactionId) AND e.line_type = 'sale'
-                     AND e.purchase_date_ms < \(sale.purchaseDateMs)) >= \(year)
+               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year)
         FROM (SELECT 1) AS one LEFT JOIN LATERAL (
             SELECT price_minor, currency FROM projection_revenue_prices
             WHERE product_id = \(sale.productId)
@@ -59,29 +57,65 @@ enum ProjectionSQL {
         WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
         ON CONFLICT (line_id) DO NOTHING
         """
-        guard sale.kind == .autoRenewable, let service = sale.serviceMs else { return insert.prepared() }
-        // The UPDATE sees the table as it was before the INSERT: the new sale's service is added.
-        let rerated: SQL = """
-        WITH sale AS (\(fragment: insert) RETURNING 1)
-        UPDATE projection_revenue_lines l SET reduced_rate = (
-            SELECT coalesce(sum(e.service_ms), 0) FROM projection_revenue_lines e
-            WHERE e.original_transaction_id = l.original_transaction_id AND e.line_type = 'sale'
-              AND e.purchase_date_ms < l.purchase_date_ms) + \(service) >= \(year)
-        WHERE l.original_transaction_id = \(sale.originalTransactionId) AND l.purchase_date_ms > \(sale.purchaseDateMs)
-          AND EXISTS (SELECT 1 FROM sale)
-        """
-        return rerated.prepared()
+        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared()] }
+        return [insert.prepared(), rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
     }
 
-    static func revenueRefund(_ transaction: String, day: String) -> SQL {
-        .prepared("""
+    /// The refund of a sale: its negative, dated the day of the refund, with the sale's rate so
+    /// the two net to zero. The refunded sale stops counting toward the paid service of sales
+    /// made after `atMs`, so those lines are rated again.
+    static func revenueRefund(_ transaction: String, atMs: Int64) -> [SQL] {
+        let insert: SQL = .prepared("""
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
-               environment, \(day)::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate
+               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate, \(atMs)
         FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction)
         ON CONFLICT (line_id) DO NOTHING
         """)
+        let original: SQL = "(SELECT original_transaction_id FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction))"
+        return [insert, rerate(original: original, after: "\(atMs)::bigint")]
+    }
+
+    /// Rates again the subscription's lines purchased after `after`, writing only those whose
+    /// rate changed. A separate statement, so it sees the line its caller just inserted.
+    private static func rerate(original: SQL, after: SQL) -> SQL {
+        let service = paidService(of: "o.original_transaction_id", before: "o.purchase_date_ms")
+        return .prepared("""
+        UPDATE projection_revenue_lines l SET reduced_rate = n.rate
+        FROM (SELECT o.line_id, \(fragment: service) >= \(CommissionPlan.yearOfServiceMs) AS rate
+              FROM projection_revenue_lines o
+              WHERE o.original_transaction_id = \(fragment: original) AND o.kind = 'auto_renewable'
+                AND o.purchase_date_ms > \(fragment: after)) n
+        WHERE l.line_id = n.line_id AND l.reduced_rate <> n.rate
+        """)
+    }
+
+    /// The paid service (milliseconds) subscription `original` had before the instant `before`
+    /// (SQL expressions), as Apple counts it toward the 15% rate: the periods of its sales
+    /// purchased before that instant, leaving out sales refunded before it ("paid days stopped
+    /// when the refund occurred"), counted from the last return after a lapse of more than 60
+    /// days; zero when `before` itself comes more than 60 days after the last paid day.
+    static func paidService(of original: SQL, before instant: SQL) -> SQL {
+        let lapse = CommissionPlan.lapseResetMs
+        return """
+        (SELECT CASE WHEN max(x.finish) IS NULL OR \(fragment: instant) - max(x.finish) > \(lapse) THEN 0
+                     ELSE coalesce(sum(x.service_ms) FILTER (WHERE x.start >= x.streak), 0) END
+         FROM (SELECT m.start, m.finish, m.service_ms,
+                      coalesce(max(m.start) FILTER (WHERE m.breaks) OVER (), min(m.start) OVER ()) AS streak
+               FROM (SELECT e.purchase_date_ms AS start, e.purchase_date_ms + e.service_ms AS finish, e.service_ms,
+                            e.purchase_date_ms - max(e.purchase_date_ms + e.service_ms) OVER (
+                                ORDER BY e.purchase_date_ms, e.transaction_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+                            ) > \(lapse) AS breaks
+                     FROM projection_revenue_lines e
+                     WHERE e.original_transaction_id = \(fragment: original) AND e.line_type = 'sale'
+                       AND e.service_ms IS NOT NULL AND e.purchase_date_ms < \(fragment: instant)
+                       AND NOT EXISTS (
+                           SELECT 1 FROM projection_revenue_lines r
+                           WHERE r.line_id = 'refund:' || e.transaction_id AND r.refunded_at_ms < \(fragment: instant))
+                    ) m
+              ) x)
+        """
     }
 }

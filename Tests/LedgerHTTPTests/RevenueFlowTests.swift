@@ -16,8 +16,6 @@ struct RevenueFlowTests {
         return ((answer.json["rows"] as? [[String: any Sendable]]) ?? [], (answer.json["totals"] as? [[String: any Sendable]]) ?? [])
     }
 
-    /// Every row keeps gross − refunded = net and net − commission = proceeds, and the rows of
-    /// each currency add up to its total.
     /// `user` buys `product` and has it delivered; Apple's clock moves `days` on, and the test
     /// waits (with a deadline) until the ledger has seen `renewals` renewals.
     func subscribe(_ ledger: LedgerHarness, user: String, product: String, thenAdvance days: Int, untilRenewals renewals: Int64) async throws {
@@ -27,6 +25,8 @@ struct RevenueFlowTests {
         try await ledger.eventually("\(renewals) renewals are seen") { try await ledger.count("SubscriptionRenewalSeen") >= renewals }
     }
 
+    /// Every row keeps gross − refunded = net and net − commission = proceeds, and the rows of
+    /// each currency add up to its total.
     func expectConsistent(_ rows: [[String: any Sendable]], _ totals: [[String: any Sendable]]) {
         let fields = ["purchases", "refunds", "gross_minor", "refunded_minor", "net_minor", "commission_minor", "proceeds_minor"]
         for row in rows + totals {
@@ -101,6 +101,37 @@ struct RevenueFlowTests {
             #expect(rows.count == 2, "\(rows)")
             #expect(rows.map { $0["gross_minor"] as? Int } == [4999, 4999])
             #expect(rows.map { $0["commission_minor"] as? Int } == [1500, 750])
+            expectConsistent(rows, totals)
+        }
+    }
+
+    @Test("a subscriber back 30 days after their year ran out keeps the 15% rate; back after 90 days, they pay 30% again")
+    func lapseResetsYear() async throws {
+        try await LedgerHarness.with { ledger in
+            var originals: [String] = []
+            for user in ["gus", "hal"] {
+                let (_, purchase) = try await ledger.orderAndBuy(user: user, product: "com.example.pro.yearly", appleId: "apple-\(user)")
+                #expect(try await ledger.submit(user: user, purchase: purchase).outcome == "delivered")
+                originals.append(purchase.transaction.originalTransactionId)
+            }
+            _ = try await ledger.simulator.advance(days: 366)
+            try await ledger.eventually("both renewals are seen") { try await ledger.count("SubscriptionRenewalSeen") >= 2 }
+            for original in originals { try await ledger.simulator.setAutoRenew(originalTransactionId: original, enabled: false) }
+            // The second year ends on day 730. Hal comes back on day 760, Gus on day 820.
+            for (user, days) in [("hal", 394), ("gus", 60)] {
+                _ = try await ledger.simulator.advance(days: days)
+                let (_, again) = try await ledger.orderAndBuy(user: user, product: "com.example.pro.yearly", appleId: "apple-\(user)")
+                // Apple's SUBSCRIBED notification may deliver it before the app posts the receipt.
+                let answer = try await ledger.submit(user: user, purchase: again)
+                #expect(["delivered", "already_delivered"].contains(answer.outcome), "\(answer.status) \(answer.json)")
+                #expect(answer.deliveries.first?["transaction_id"] as? String == again.transactionId)
+            }
+            try await ledger.eventually("both returns are sales") { try await report(ledger, "\(Self.allTime)&group_by=day").rows.count == 4 }
+            let (rows, totals) = try await report(ledger, "\(Self.allTime)&group_by=day")
+            // Day 0: two first years at 30%; day 365: two second years at 15%; then Hal at 15%
+            // and Gus at 30%.
+            #expect(rows.map { $0["purchases"] as? Int } == [2, 2, 1, 1], "\(rows)")
+            #expect(rows.map { $0["commission_minor"] as? Int } == [3000, 1500, 750, 1500])
             expectConsistent(rows, totals)
         }
     }

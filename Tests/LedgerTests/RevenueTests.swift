@@ -64,7 +64,7 @@ struct RevenueTests {
             transactionId: "T1", originalTransactionId: "T1", productId: Given.coins, kind: .consumable, quantity: 3, userId: Given.alice,
             environment: "Production", grants: [:], refundedAtMs: Given.t0 + 40 * Given.day, reason: nil, revocation: "refund", source: "n-1")
         #expect(projection.changes(for: .purchaseRefunded(refund), at: place) == [
-            .addRevenueRefund(transactionId: "T1", day: RevenueDay.of(Given.t0 + 40 * Given.day)),
+            .addRevenueRefund(transactionId: "T1", atMs: Given.t0 + 40 * Given.day),
         ])
     }
 }

@@ -24,8 +24,8 @@ public enum ProjectionChange: Sendable, Hashable {
     case setCatalogPrice(productId: String, priceMinor: Int64, currency: String, effectiveMs: Int64)
     /// A paid transaction's revenue line, recorded once.
     case addRevenueSale(RevenueSale)
-    /// The refund of a transaction's sale line, dated `day` (`YYYY-MM-DD`, UTC), recorded once.
-    case addRevenueRefund(transactionId: String, day: String)
+    /// The refund of a transaction's sale line at `atMs` (dated that UTC day), recorded once.
+    case addRevenueRefund(transactionId: String, atMs: Int64)
     /// The event at `position` concerns `subject` (TimelineProjection's names).
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.

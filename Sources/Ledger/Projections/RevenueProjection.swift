@@ -8,7 +8,9 @@
 public struct RevenueProjection: Projection {
     public init() {}
     public let name = "revenue"
-    public let version: Int32 = 2
+    /// 3: the year of paid service resets after a lapse of over 60 days, and leaves out sales
+    /// refunded before the sale it rates.
+    public let version: Int32 = 3
     public let tables = ["projection_revenue_prices", "projection_revenue_lines"]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
@@ -36,7 +38,7 @@ public struct RevenueProjection: Projection {
                 serviceMs: r.expiresDateMs.map { $0 - purchased }, quantity: 1,
                 applePrice: Self.applePrice(r.priceMilliunits, r.currency)))]
         case .purchaseRefunded(let r):
-            return [.addRevenueRefund(transactionId: r.transactionId, day: RevenueDay.of(r.refundedAtMs))]
+            return [.addRevenueRefund(transactionId: r.transactionId, atMs: r.refundedAtMs)]
         default:
             return []
         }
@@ -73,13 +75,19 @@ public struct RevenueSale: Sendable, Hashable {
 
 /// Apple's commission on a sale (CONTRACT.md `LEDGER_COMMISSION`).
 public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
-    /// 30%, and 15% for a subscription once its subscriber has a year of paid service.
+    /// 30%, and 15% for a subscription once its subscriber has a year of paid service:
+    /// counted over the subscription's sales before the one rated, leaving out those refunded
+    /// before it, and restarted after a lapse of more than 60 days.
     case standard
     /// 15% throughout (App Store Small Business Program).
     case smallBusiness = "small_business"
 
     /// A year of paid service, after which a subscription's rate drops to 15%.
     public static let yearOfServiceMs: Int64 = 365 * 86_400_000
+    /// A subscriber who comes back more than 60 days after their last paid day starts their
+    /// days of paid service over; within 60 days they resume where they stopped (Apple,
+    /// "Auto-renewable subscriptions": days of paid service).
+    public static let lapseResetMs: Int64 = 60 * 86_400_000
 
     /// The commission in percent on a line; `reducedRate` says the subscription had a year
     /// of paid service before this sale.
