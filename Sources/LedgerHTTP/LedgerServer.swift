@@ -134,7 +134,7 @@ struct BackgroundLoop: Service {
     let body: @Sendable () async -> Void
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown { await body() }
+        await cancelWhenGracefulShutdown { await body() }
     }
 }
 

@@ -38,7 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
                 try await adminPool.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
             }
             let conninfo = used ? try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo) : adminConninfo
-            try await withPool(conninfo, logger: logger) { pool in try await Migrator().migrate(pool: pool, logger: logger) }
+            _ = try await withPool(conninfo, logger: logger) { pool in try await Migrator().migrate(pool: pool, logger: logger) }
             print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
             try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
         }
