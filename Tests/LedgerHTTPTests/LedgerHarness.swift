@@ -69,6 +69,16 @@ struct LedgerHarness: Sendable {
         return try result.get()
     }
 
+    /// Runs `body` with a fresh, migrated schema and no server: for tests that write projection
+    /// rows themselves, which a server's projection runner would race (it empties the tables
+    /// of a projection it starts from the first event).
+    static func withMigratedSchema<T>(_ body: (ConnectionPool) async throws -> T) async throws -> T {
+        try await TestDatabase.withSchema { _, pool in
+            try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            return try await body(pool)
+        }
+    }
+
     private struct Settings {
         var policy: TransferPolicy
         var sharedSecret: String?

@@ -15,8 +15,8 @@ struct RevenueCatalogPriceTests {
 
     @Test("before the first load the first price, between loads the earlier one, after the last the last, times the quantity")
     func priceAtPurchase() async throws {
-        try await LedgerHarness.with { ledger in
-            let gross = try await ledger.pool.withConnection { connection in
+        try await LedgerHarness.withMigratedSchema { pool in
+            let gross = try await pool.withConnection { connection in
                 try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 100, "USD", effectiveMs: 1_000_000))
                 try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 150, "USD", effectiveMs: 5_000_000))
                 // Recorded after both loads, as a late receipt or an import would be.

@@ -45,9 +45,9 @@ struct RevenueRateOrderTests {
 
     @Test("fourteen months applied newest first, with the last one refunded before the others arrive, rate like the same months in date order")
     func anyOrder() async throws {
-        try await LedgerHarness.with { ledger in
+        try await LedgerHarness.withMigratedSchema { pool in
             let months = 0..<14
-            let rates = try await ledger.pool.withConnection { connection in
+            let rates = try await pool.withConnection { connection in
                 for i in months { try Self.add(Self.sale("inorder", i), on: connection) }
                 try Self.refund("inorder-13", atDay: 415, on: connection)
                 // Newest first; the refund of month 13 comes before months 0 to 12 are known.
@@ -66,8 +66,8 @@ struct RevenueRateOrderTests {
 
     @Test("a subscriber back more than 60 days after their last paid day starts the year over; back within 60 days, they resume it")
     func lapse() async throws {
-        try await LedgerHarness.with { ledger in
-            let rates = try await ledger.pool.withConnection { connection in
+        try await LedgerHarness.withMigratedSchema { pool in
+            let rates = try await pool.withConnection { connection in
                 // Eleven months (330 paid days, the last one ending on day 330), then fourteen more
                 // months from day 420 (a lapse of 90 days) or from day 375 (45 days).
                 for (original, offset) in [("lapsed", Int64(420)), ("back", Int64(375))] {
@@ -97,8 +97,8 @@ struct RevenueRateOrderTests {
 
     @Test("a refunded month stops counting toward the year for sales made after the refund, not for those before it, in any order")
     func refundedMonth() async throws {
-        try await LedgerHarness.with { ledger in
-            let rates = try await ledger.pool.withConnection { connection in
+        try await LedgerHarness.withMigratedSchema { pool in
+            let rates = try await pool.withConnection { connection in
                 for i in 0..<15 { try Self.add(Self.sale("early", i), on: connection) }
                 try Self.refund("early-5", atDay: 160, on: connection)
                 // Newest first, the refund as soon as its sale is known.
