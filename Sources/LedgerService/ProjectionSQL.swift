@@ -65,13 +65,19 @@ enum ProjectionSQL {
     /// the two net to zero. The refunded sale stops counting toward the paid service of sales
     /// made after `atMs`, so those lines are rated again.
     static func revenueRefund(_ transaction: String, atMs: Int64) -> [SQL] {
+        // The sale line keeps the refund's instant too, so rating reads it without a look-up
+        // per earlier sale.
         let insert: SQL = .prepared("""
+        WITH sale AS (
+            UPDATE projection_revenue_lines SET refunded_at_ms = \(atMs)
+            WHERE line_id = 'sale:' || \(transaction) AND refunded_at_ms IS NULL
+            RETURNING *)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate, \(atMs)
-        FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction)
+        FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)
         let original: SQL = "(SELECT original_transaction_id FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction))"
@@ -109,11 +115,9 @@ enum ProjectionSQL {
                                 ORDER BY e.purchase_date_ms, e.transaction_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
                             ) > \(lapse) AS breaks
                      FROM projection_revenue_lines e
-                     WHERE e.original_transaction_id = \(fragment: original) AND e.line_type = 'sale'
-                       AND e.service_ms IS NOT NULL AND e.purchase_date_ms < \(fragment: instant)
-                       AND NOT EXISTS (
-                           SELECT 1 FROM projection_revenue_lines r
-                           WHERE r.line_id = 'refund:' || e.transaction_id AND r.refunded_at_ms < \(fragment: instant))
+                     WHERE e.original_transaction_id = \(fragment: original) AND e.purchase_date_ms < \(fragment: instant)
+                       AND e.line_type = 'sale' AND e.service_ms IS NOT NULL
+                       AND (e.refunded_at_ms IS NULL OR e.refunded_at_ms >= \(fragment: instant))
                     ) m
               ) x)
         """
