@@ -17,7 +17,7 @@ struct VerifyReceiptClientOverHTTPTests {
     }
 
     /// Verifies a production receipt once, after injecting `failure` for the next call.
-    static func verify(injecting failure: FailureMode?, timeout: Duration = .seconds(5)) async throws -> VerificationOutcome {
+    static func verify(injecting failure: FailureMode?, timeout: Duration = .seconds(20)) async throws -> VerificationOutcome {
         try await SimulatorHarness.withServer { running in
             let receipt = try await productionReceipt(running.simulator)
             if let failure { running.simulator.injectFailure(FailureRule(failure, .next(1))) }
