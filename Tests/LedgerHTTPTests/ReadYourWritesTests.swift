@@ -11,11 +11,23 @@ struct ReadYourWritesTests {
     func projectionsBehind() async throws {
         try await LedgerHarness.with(readYourWritesTimeout: .milliseconds(500)) { ledger in
             // A transaction holding the balances table against writes stops the runner before it
-            // can apply the delivery; reads of the table still go through.
+            // can apply the delivery; reads of the table still go through. It holds the lock
+            // until the test writes a release row (each statement of the loop sees the commits
+            // of others), or fails after 60 s.
+            try await ledger.pool.withConnection { _ = try $0.execute("CREATE TABLE test_release (released boolean)") }
             let holder = Task {
                 try await ledger.pool.withTransaction { connection in
                     _ = try connection.execute("LOCK TABLE projection_balances IN EXCLUSIVE MODE")
-                    _ = try connection.query("SELECT pg_sleep(600)")
+                    try connection.executeScript(unsafeSQL: """
+                        DO $$
+                        DECLARE deadline timestamptz := clock_timestamp() + interval '60 seconds';
+                        BEGIN
+                            WHILE NOT EXISTS (SELECT 1 FROM test_release) LOOP
+                                IF clock_timestamp() > deadline THEN RAISE EXCEPTION 'never released'; END IF;
+                                PERFORM pg_sleep(0.01);
+                            END LOOP;
+                        END $$
+                        """)
                 }
             }
             try await ledger.eventually("the balances table is locked") {
@@ -37,9 +49,8 @@ struct ReadYourWritesTests {
             #expect(behind.header("Retry-After") == "1")
             #expect(behind.json["balances"] == nil)
 
-            // Cancelling the holder cancels its statement, which rolls the lock back.
-            holder.cancel()
-            _ = await holder.result
+            try await ledger.pool.withConnection { _ = try $0.execute("INSERT INTO test_release VALUES (true)") }
+            try await holder.value
             let caughtUp = try await ledger.get("/v1/users/u1")
             #expect(caughtUp.status == 200)
             #expect((caughtUp.json["balances"] as? [String: any Sendable])?["coins"] as? Int == 100)
