@@ -22,6 +22,12 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 
     public static func invalidRequest(_ message: String) -> APIError { APIError(.badRequest, "invalid_request", message) }
 
+    /// CONTRACT.md lists oversize bodies with the other malformed requests: code
+    /// `invalid_request`, with HTTP's own status for them, 413.
+    static func bodyTooLarge() -> APIError {
+        APIError(.contentTooLarge, "invalid_request", "the body is larger than \(APILimits.maximumBodyBytes) bytes")
+    }
+
     public static func databaseUnavailable() -> APIError {
         var error = APIError(.serviceUnavailable, "database_unavailable", "the ledger's database cannot be reached; nothing was recorded, try again")
         error.headers[.retryAfter] = "1"
@@ -53,12 +59,12 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             default: return nil
             }
         case is NIOTooManyBytesError:
-            return APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(APILimits.maximumBodyBytes) bytes")
+            return .bodyTooLarge()
         case let error as HTTPError:
             switch error.status {
             case .notFound: return APIError(.notFound, "not_found", "no such route")
             case .methodNotAllowed: return APIError(.methodNotAllowed, "method_not_allowed", "this route does not take that method")
-            case .contentTooLarge: return APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(APILimits.maximumBodyBytes) bytes")
+            case .contentTooLarge: return .bodyTooLarge()
             default: return APIError(error.status, "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
             }
         default:

@@ -11,13 +11,21 @@ struct HealthCheck: Sendable {
     let runner: ProjectionRunner
 
     func response() async throws -> Response {
-        struct Answer: Encodable { var status: String; var database: String }
+        struct Answer: Encodable {
+            var status: String
+            var database: String
+            /// When down, the same error every call that needs the database answers (CONTRACT.md),
+            /// so a client or probe reads one shape.
+            var error: ErrorBody.Detail?
+        }
         do {
             _ = try await pool.withConnection { try $0.query("SELECT 1") }
             return try JSONResponse.make(Answer(status: "ok", database: "ok"))
         } catch {
-            var response = try JSONResponse.make(Answer(status: "unavailable", database: "unavailable"), status: .serviceUnavailable)
-            response.headers[.retryAfter] = "1"
+            let down = APIError.databaseUnavailable()
+            var response = try JSONResponse.make(
+                Answer(status: "unavailable", database: "unavailable", error: .init(code: down.code, message: down.message)), status: down.status)
+            for field in down.headers { response.headers.append(field) }
             return response
         }
     }

@@ -36,7 +36,7 @@ struct BadInputTests {
             let huge = #"{"user_id": "u1", "receipt_data": ""# + String(repeating: "A", count: 1_100_000) + #""}"#
             let tooLarge = try await ledger.request(.POST, "/v1/receipts", body: huge)
             #expect(tooLarge.status == 413)
-            #expect(tooLarge.errorCode == "payload_too_large")
+            #expect(tooLarge.errorCode == "invalid_request")
             let after = try await ledger.pool.withConnection { try $0.query("SELECT count(*) FROM events")[0].decode(0, as: Int64.self) }
             #expect(after == before)
         }

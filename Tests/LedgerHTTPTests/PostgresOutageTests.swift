@@ -43,6 +43,10 @@ extension ResilienceTests {
             try await cluster.stop()
             log.set(.down)
             try await ledger.eventually("20 answers while PostgreSQL is down", within: .seconds(30)) { log.snapshot.strictlyDown >= 20 }
+            let health = try await ledger.get("/healthz", token: nil)
+            #expect(health.status == 503)
+            #expect(health.errorCode == "database_unavailable")
+            #expect(health.header("Retry-After") == "1")
             log.set(.starting)
             try await cluster.start()
             try await ledger.eventually("/healthz answers 200 again", within: .seconds(30)) {
