@@ -50,6 +50,7 @@ public final class ProjectionReplay: Sendable {
             let runner = ProjectionRunner(
                 store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, projections: projections, pageSize: pageSize, logger: logger)
             try await runner.catchUp(progress: progress, verifyingChain: false)
+            try await keySetTables(live: live, shadow: shadow, on: admin)
             let rebuilt = ContinuousClock.now - started
             let comparison = ReplayComparison(live: live, shadow: shadow)
             let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
@@ -70,20 +71,67 @@ public final class ProjectionReplay: Sendable {
         }
     }
 
-    /// Empty copies of the projection tables (columns, keys, indexes), with the live tables' grants.
+    /// Empty copies of the projection tables (columns, keys, indexes), with the live tables'
+    /// grants; the projections' set tables without their indexes (`keySetTables` adds them).
     private func createShadow(live: String, shadow: String, on admin: ConnectionPool) async throws {
         let tables = tables
+        let setTables = Set(projections.flatMap(\.setTables))
         try await admin.withTransaction { connection in
             // A replay that died earlier may have left its schema.
             try connection.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
             try connection.execute("CREATE SCHEMA \(identifier: shadow)")
             try connection.execute("GRANT USAGE ON SCHEMA \(identifier: shadow) TO ledger_app")
             for table in tables {
-                try connection.execute("CREATE TABLE \(identifier: shadow).\(identifier: table) (LIKE \(identifier: live).\(identifier: table) INCLUDING ALL)")
+                if setTables.contains(table) {
+                    try connection.execute("""
+                        CREATE TABLE \(identifier: shadow).\(identifier: table) (LIKE \(identifier: live).\(identifier: table) INCLUDING ALL EXCLUDING INDEXES)
+                        """)
+                } else {
+                    try connection.execute("CREATE TABLE \(identifier: shadow).\(identifier: table) (LIKE \(identifier: live).\(identifier: table) INCLUDING ALL)")
+                }
                 try connection.execute("REVOKE ALL ON \(identifier: shadow).\(identifier: table) FROM PUBLIC")
                 try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(identifier: shadow).\(identifier: table) TO ledger_app")
                 let owned: Bool = try connection.query("SELECT pg_has_role(current_user, 'ledger_owner', 'MEMBER')")[0].decode(0)
                 if owned { try connection.execute("ALTER TABLE \(identifier: shadow).\(identifier: table) OWNER TO ledger_owner") }
+            }
+        }
+    }
+
+    /// The set tables, filled without indexes, get the live tables' keys: repeated rows (what
+    /// `ON CONFLICT DO NOTHING` skipped in the live tables, as a row is its key) are dropped, then
+    /// each key is built in one sorted pass instead of one index entry per insert.
+    private func keySetTables(live: String, shadow: String, on admin: ConnectionPool) async throws {
+        let setTables = projections.flatMap(\.setTables)
+        guard !setTables.isEmpty else { return }
+        try await admin.withTransaction { connection in
+            for table in setTables {
+                // Quoted for regclass's own parsing (a schema name may need quotes).
+                let qualified = "\"\(live.replacingOccurrences(of: "\"", with: "\"\""))\".\"\(table)\""
+                let columns: String = try connection.query("""
+                    SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+                    WHERE attrelid = \(qualified)::regclass AND attnum > 0 AND NOT attisdropped
+                    """)[0].decode(0)
+                let keys = try connection.query("""
+                    SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
+                    WHERE conrelid = \(qualified)::regclass AND contype IN ('p', 'u') ORDER BY conname
+                    """).map { (name: try $0.decode(0) as String, definition: try $0.decode(1) as String) }
+                let indexes: Int64 = try connection.query("SELECT count(*) FROM pg_index WHERE indrelid = \(qualified)::regclass")[0].decode(0)
+                // A set table's indexes are its keys; another index would be lost here, so refuse.
+                guard indexes == Int64(keys.count) else {
+                    throw LedgerServiceError(.invalidRequest, "\(table) has an index that is not a key; a set table may only have keys")
+                }
+                try connection.execute("""
+                    DELETE FROM \(identifier: shadow).\(identifier: table) AS t USING (
+                        SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY \(unsafeRaw: columns)) AS n
+                                          FROM \(identifier: shadow).\(identifier: table)) AS numbered
+                        WHERE n > 1) AS repeated
+                    WHERE t.ctid = repeated.ctid
+                    """)
+                for key in keys {
+                    try connection.execute("""
+                        ALTER TABLE \(identifier: shadow).\(identifier: table) ADD CONSTRAINT \(identifier: key.name) \(unsafeRaw: key.definition)
+                        """)
+                }
             }
         }
     }

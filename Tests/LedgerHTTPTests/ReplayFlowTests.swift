@@ -94,6 +94,22 @@ struct ReplayFlowTests {
             #expect(try await ledger.submit(user: "bob", purchase: more).outcome == "delivered")
             #expect(try await balance(ledger, "bob") == 200)
             #expect(try await fixed.run(dryRun: true).changes.isEmpty)
+
+            // A rebuild fills the timeline tables without their keys and keys them at the end.
+            // A page of one event makes one link come from several pages (a receipt's submission
+            // and its resolution both link the transaction to it): the repeats are dropped, and
+            // the rebuild equals the live tables.
+            let onePerPage = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 1, logger: Self.quiet).run(dryRun: true)
+            #expect(onePerPage.changes.isEmpty)
+            #expect(onePerPage.events > 20)
+            // The swapped-in tables carry their keys: the server's runner relies on them to skip repeats.
+            let keys: [String] = try await ledger.pool.withConnection { connection in
+                try connection.query("""
+                    SELECT conname::text FROM pg_constraint WHERE contype = 'p'
+                    AND conrelid IN ('projection_timeline_events'::regclass, 'projection_timeline_links'::regclass) ORDER BY 1
+                    """).map { try $0.decode(0) }
+            }
+            #expect(keys == ["projection_timeline_events_pkey", "projection_timeline_links_pkey"])
         }
     }
 }

@@ -51,7 +51,15 @@ public protocol Projection: Sendable {
     var version: Int32 { get }
     /// The tables it owns, emptied before a rebuild.
     var tables: [String] { get }
+    /// Of `tables`, those whose every column is in their key and whose rows are only inserted
+    /// with `ON CONFLICT DO NOTHING` (no conflict target): a rebuild may fill them without their
+    /// indexes and, at the end, drop repeated rows and index them in one sorted pass each.
+    var setTables: [String] { get }
     func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange]
+}
+
+extension Projection {
+    public var setTables: [String] { [] }
 }
 
 /// A projection whose rows do not depend on where its events sit in the log.
