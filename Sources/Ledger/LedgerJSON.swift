@@ -12,9 +12,10 @@ public enum LedgerJSON {
         return encoder
     }()
 
+    /// snake_case keys as `convertFromSnakeCase` reads them, each key's conversion remembered.
     public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.keyDecodingStrategy = .custom(SnakeCaseKeys.convert)
         return decoder
     }()
 
