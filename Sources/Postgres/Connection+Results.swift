@@ -123,7 +123,7 @@ extension Connection {
         if let reason = sql.invalidReason {
             throw PostgresError(code: .encoding, message: reason, sql: sql.text)
         }
-        guard !sql.text.utf8.contains(0) else {
+        guard !sql.text.holdsNUL else {
             throw PostgresError(code: .encoding, message: "the SQL text holds a NUL byte")
         }
         guard sql.bindings.count <= 65_535 else {

@@ -43,10 +43,7 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     /// call. Its name is derived from the text, so equal texts share one preparation.
     public func prepared() -> SQL {
         var copy = self
-        // FNV-1a over the text: stable across processes, unlike `hashValue`.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        copy.preparedName = "purchase_ledger_" + String(hash, radix: 16)
+        copy.preparedName = "purchase_ledger_" + String(text.fnv1a, radix: 16)
         return copy
     }
 

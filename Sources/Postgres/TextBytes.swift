@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Byte scans of statement texts, which run on every execution: over the contiguous UTF-8 of a
+/// native string they are one tight loop (or one memchr), where iterating `utf8` generically
+/// showed at 4% each in a rebuild's profile.
+extension String {
+    /// Whether the text holds a NUL byte, which C strings and PostgreSQL text cannot carry.
+    var holdsNUL: Bool {
+        let found = utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, 0, bytes.count) != nil
+        }
+        return found ?? utf8.contains(0)
+    }
+
+    /// FNV-1a (64 bits) of the UTF-8 bytes: stable across processes, unlike `hashValue`.
+    var fnv1a: UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        let folded = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
+            var hash = hash
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return hash
+        }
+        if let folded { return folded }
+        for byte in utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+}
