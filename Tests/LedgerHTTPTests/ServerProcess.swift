@@ -55,7 +55,7 @@ final class LedgerProcess: Sendable {
             throw HarnessError("no purchase-ledger binary at \(binary.path): build it first (swift build --build-tests)")
         }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-process-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()
         process.executableURL = binary
