@@ -103,6 +103,8 @@ public final class ProjectionReplay: Sendable {
     private func keySetTables(live: String, shadow: String, on admin: ConnectionPool) async throws {
         let setTables = projections.flatMap(\.setTables)
         guard !setTables.isEmpty else { return }
+        // Seconds at a million events, after the progress bar has reached the head.
+        logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.joined(separator: ", "))"])
         try await admin.withTransaction { connection in
             for table in setTables {
                 // Quoted for regclass's own parsing (a schema name may need quotes).
