@@ -43,14 +43,14 @@ public final class ProjectionReplay: Sendable {
         let started = ContinuousClock.now
         let live: String = try await admin.withConnection { try $0.query("SELECT current_schema()::text")[0].decode(0) }
         let shadow = live + "_replay"
-        try await createShadow(live: live, shadow: shadow, on: admin)
+        let setTables = try await createShadow(live: live, shadow: shadow, on: admin)
         let shadowConninfo = try Conninfo.addingOptions("-c search_path=\(shadow),\(live)", to: conninfo)
         let pool = ConnectionPool(conninfo: shadowConninfo, maxConnections: 2, logger: logger)
         do {
             let runner = ProjectionRunner(
                 store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, projections: projections, pageSize: pageSize, logger: logger)
             try await runner.catchUp(progress: progress, verifyingChain: false)
-            try await keySetTables(live: live, shadow: shadow, on: admin)
+            try await key(setTables, shadow: shadow, on: admin)
             let rebuilt = ContinuousClock.now - started
             let comparison = ReplayComparison(live: live, shadow: shadow)
             let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
@@ -66,23 +66,26 @@ public final class ProjectionReplay: Sendable {
                 events: events, rebuilt: rebuilt, elapsed: ContinuousClock.now - started, checksums: checksums, changes: changes, swapped: !dryRun)
         } catch {
             await pool.close()
-            try? await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
+            _ = try? await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
             throw error
         }
     }
 
     /// Empty copies of the projection tables (columns, keys, indexes), with the live tables'
-    /// grants; the projections' set tables without their indexes (`keySetTables` adds them).
-    private func createShadow(live: String, shadow: String, on admin: ConnectionPool) async throws {
+    /// grants; the projections' set tables without their indexes. Returns those tables' keys,
+    /// for `key(_:shadow:on:)` to build at the end.
+    private func createShadow(live: String, shadow: String, on admin: ConnectionPool) async throws -> [SetTableKeys] {
         let tables = tables
-        let setTables = Set(projections.flatMap(\.setTables))
-        try await admin.withTransaction { connection in
+        let setTableNames = projections.flatMap(\.setTables)
+        return try await admin.withTransaction { connection in
+            // Read first: a table that is not a set is refused before any rebuilding.
+            let setTables = try setTableNames.map { try SetTableKeys(of: $0, in: live, on: connection) }
             // A replay that died earlier may have left its schema.
             try connection.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
             try connection.execute("CREATE SCHEMA \(identifier: shadow)")
             try connection.execute("GRANT USAGE ON SCHEMA \(identifier: shadow) TO ledger_app")
             for table in tables {
-                if setTables.contains(table) {
+                if setTableNames.contains(table) {
                     try connection.execute("""
                         CREATE TABLE \(identifier: shadow).\(identifier: table) (LIKE \(identifier: live).\(identifier: table) INCLUDING ALL EXCLUDING INDEXES)
                         """)
@@ -94,44 +97,29 @@ public final class ProjectionReplay: Sendable {
                 let owned: Bool = try connection.query("SELECT pg_has_role(current_user, 'ledger_owner', 'MEMBER')")[0].decode(0)
                 if owned { try connection.execute("ALTER TABLE \(identifier: shadow).\(identifier: table) OWNER TO ledger_owner") }
             }
+            return setTables
         }
     }
 
     /// The set tables, filled without indexes, get the live tables' keys: repeated rows (what
     /// `ON CONFLICT DO NOTHING` skipped in the live tables, as a row is its key) are dropped, then
     /// each key is built in one sorted pass instead of one index entry per insert.
-    private func keySetTables(live: String, shadow: String, on admin: ConnectionPool) async throws {
-        let setTables = projections.flatMap(\.setTables)
+    private func key(_ setTables: [SetTableKeys], shadow: String, on admin: ConnectionPool) async throws {
         guard !setTables.isEmpty else { return }
         // Seconds at a million events, after the progress bar has reached the head.
-        logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.joined(separator: ", "))"])
+        logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.map(\.table).joined(separator: ", "))"])
         try await admin.withTransaction { connection in
-            for table in setTables {
-                // Quoted for regclass's own parsing (a schema name may need quotes).
-                let qualified = "\"\(live.replacingOccurrences(of: "\"", with: "\"\""))\".\"\(table)\""
-                let columns: String = try connection.query("""
-                    SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-                    WHERE attrelid = \(qualified)::regclass AND attnum > 0 AND NOT attisdropped
-                    """)[0].decode(0)
-                let keys = try connection.query("""
-                    SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
-                    WHERE conrelid = \(qualified)::regclass AND contype IN ('p', 'u') ORDER BY conname
-                    """).map { (name: try $0.decode(0) as String, definition: try $0.decode(1) as String) }
-                let indexes: Int64 = try connection.query("SELECT count(*) FROM pg_index WHERE indrelid = \(qualified)::regclass")[0].decode(0)
-                // A set table's indexes are its keys; another index would be lost here, so refuse.
-                guard indexes == Int64(keys.count) else {
-                    throw LedgerServiceError(.invalidRequest, "\(table) has an index that is not a key; a set table may only have keys")
-                }
+            for set in setTables {
                 try connection.execute("""
-                    DELETE FROM \(identifier: shadow).\(identifier: table) AS t USING (
-                        SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY \(unsafeRaw: columns)) AS n
-                                          FROM \(identifier: shadow).\(identifier: table)) AS numbered
+                    DELETE FROM \(identifier: shadow).\(identifier: set.table) AS t USING (
+                        SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY \(unsafeRaw: set.columns)) AS n
+                                          FROM \(identifier: shadow).\(identifier: set.table)) AS numbered
                         WHERE n > 1) AS repeated
                     WHERE t.ctid = repeated.ctid
                     """)
-                for key in keys {
+                for key in set.keys {
                     try connection.execute("""
-                        ALTER TABLE \(identifier: shadow).\(identifier: table) ADD CONSTRAINT \(identifier: key.name) \(unsafeRaw: key.definition)
+                        ALTER TABLE \(identifier: shadow).\(identifier: set.table) ADD CONSTRAINT \(identifier: key.name) \(unsafeRaw: key.definition)
                         """)
                 }
             }
@@ -175,4 +163,32 @@ public struct ReplayReport: Sendable {
     /// What differs between the live projections and the rebuilt ones, one line each.
     public var changes: [String]
     public var swapped: Bool
+}
+
+/// A set table's shape as the live schema defines it: its columns (quoted, in order) and its
+/// keys (name and definition, as `pg_get_constraintdef` gives them).
+struct SetTableKeys: Sendable {
+    var table: String
+    var columns: String
+    var keys: [(name: String, definition: String)]
+
+    /// Reads `table` of `schema`; throws when it has an index that is not a key (it would be
+    /// lost) or no key at all (nothing would drop repeats after the swap).
+    init(of table: String, in schema: String, on connection: Connection) throws {
+        // Quoted for regclass's own parsing (a schema name may need quotes).
+        let qualified = "\"\(schema.replacingOccurrences(of: "\"", with: "\"\""))\".\"\(table)\""
+        self.table = table
+        columns = try connection.query("""
+            SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+            WHERE attrelid = \(qualified)::regclass AND attnum > 0 AND NOT attisdropped
+            """)[0].decode(0)
+        keys = try connection.query("""
+            SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE conrelid = \(qualified)::regclass AND contype IN ('p', 'u') ORDER BY conname
+            """).map { (name: try $0.decode(0) as String, definition: try $0.decode(1) as String) }
+        let indexes: Int64 = try connection.query("SELECT count(*) FROM pg_index WHERE indrelid = \(qualified)::regclass")[0].decode(0)
+        guard !keys.isEmpty, indexes == Int64(keys.count) else {
+            throw LedgerServiceError(.invalidConfiguration, "\(table) is declared a set table but its indexes are not exactly its keys")
+        }
+    }
 }
