@@ -1,13 +1,13 @@
 import Foundation
 
 /// A coding key for any string, so a type can walk every key of an object once, decode what it
-/// models and keep the rest in `unknownFields`.
-struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { self.stringValue = string }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { return nil }
+/// models and keep the rest in `unknownFields` (and the ledger's JSON decoder can name keys).
+public struct AnyKey: CodingKey, Sendable {
+    public var stringValue: String
+    public var intValue: Int? { nil }
+    public init(_ string: String) { self.stringValue = string }
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { return nil }
 }
 
 /// Apple's verifyReceipt sends every scalar as a string (`"1466127148000"`, `"false"`), some

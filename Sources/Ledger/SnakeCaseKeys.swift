@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Synchronization
 
@@ -17,14 +18,14 @@ enum SnakeCaseKeys {
     /// The strategy's function: the key Foundation's own conversion gives for the last key of
     /// `path`.
     static func convert(_ path: [any CodingKey]) -> any CodingKey {
-        guard let key = path.last else { return Key(stringValue: "") }
+        guard let key = path.last else { return AnyKey("") }
         let raw = key.stringValue
-        if let converted = known.withLock({ $0[raw] }) { return Key(stringValue: converted) }
+        if let converted = known.withLock({ $0[raw] }) { return AnyKey(converted) }
         let converted = foundationConversion(raw)
         known.withLock { table in
             if table.count < limit { table[raw] = converted }
         }
-        return Key(stringValue: converted)
+        return AnyKey(converted)
     }
 
     /// Exactly Foundation's rules (underscores kept at both ends, components after the first
@@ -46,14 +47,7 @@ enum SnakeCaseKeys {
     private struct Names: Decodable {
         var names: [String]
         init(from decoder: any Decoder) throws {
-            names = try decoder.container(keyedBy: Key.self).allKeys.map(\.stringValue)
+            names = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
         }
-    }
-
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 }

@@ -176,7 +176,10 @@ struct SetTableKeys: Sendable {
     /// lost) or no key at all (nothing would drop repeats after the swap).
     init(of table: String, in schema: String, on connection: Connection) throws {
         // Quoted for regclass's own parsing (a schema name may need quotes).
-        let qualified = "\"\(schema.replacingOccurrences(of: "\"", with: "\"\""))\".\"\(table)\""
+        guard let quotedSchema = SQL.quoteIdentifier(schema), let quotedTable = SQL.quoteIdentifier(table) else {
+            throw LedgerServiceError(.invalidConfiguration, "a schema or table name holds a NUL byte")
+        }
+        let qualified = quotedSchema + "." + quotedTable
         self.table = table
         columns = try connection.query("""
             SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute

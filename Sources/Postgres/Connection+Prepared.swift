@@ -11,7 +11,7 @@ extension Connection {
     @discardableResult
     public func query(_ sql: SQL, preparedAs name: String, resultFormat: PostgresFormat = .text) throws -> PostgresRows {
         let pgconn = try handle()
-        guard !name.isEmpty, !name.utf8.contains(0) else {
+        guard !name.isEmpty, !name.holdsNUL else {
             throw PostgresError(code: .misuse, message: "a prepared statement needs a name without NUL bytes")
         }
         if let prepared = preparedStatements[name] {

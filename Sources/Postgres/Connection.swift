@@ -123,7 +123,7 @@ public final class Connection {
     /// script has its own BEGIN/COMMIT, the statements run as one implicit transaction.
     public func executeScript(unsafeSQL script: String) throws {
         let pgconn = try handle()
-        guard !script.utf8.contains(0) else {
+        guard !script.holdsNUL else {
             throw PostgresError(code: .encoding, message: "the script holds a NUL byte")
         }
         let result = PQexec(pgconn, script)

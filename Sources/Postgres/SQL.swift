@@ -103,7 +103,7 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     /// `name` quoted as a PostgreSQL identifier, as `PQescapeIdentifier` does: in double
     /// quotes, with each double quote doubled. Returns nil when it holds a NUL (not allowed).
     public static func quoteIdentifier(_ name: String) -> String? {
-        guard !name.utf8.contains(0) else { return nil }
+        guard !name.holdsNUL else { return nil }
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 @testable import Ledger
 import Testing
@@ -8,15 +9,9 @@ import Testing
 struct SnakeCaseKeysTests {
     /// The names a decoder gives an object's keys.
     struct Names: Decodable {
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
         var names: Set<String>
         init(from decoder: any Decoder) throws {
-            names = Set(try decoder.container(keyedBy: Key.self).allKeys.map(\.stringValue))
+            names = Set(try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue))
         }
     }
 
