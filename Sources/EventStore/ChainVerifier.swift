@@ -103,12 +103,12 @@ public struct ChainVerifier: Sendable {
         let limit = Int64(pageSize)
         return try await pool.withConnection { connection in
             // Every field as PostgreSQL's text, exactly as the insert trigger hashed it.
-            try connection.query("""
+            try connection.query(.prepared("""
                 SELECT position, position::text AS position_text, stream_id, stream_version::text, event_id::text, event_type,
                        schema_version::text, payload::text, metadata::text, idempotency_key,
                        ((extract(epoch FROM recorded_at) * 1000000)::bigint)::text, previous_hash, hash
                 FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
-                """).map { row in
+                """)).map { row in
                 let fields: [String?] = try (1...10).map { try row.decode($0, as: String?.self) }
                 return ChainRow(
                     position: try row.decode(0), canonicalBytes: ChainRow.canonicalBytes(fields),

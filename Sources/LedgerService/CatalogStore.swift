@@ -29,10 +29,18 @@ public final class CatalogStore: Sendable {
         }
     }
 
+    /// Reads the catalog stream's head: for callers that send it along with their own look-ups
+    /// and then call `current(head:on:)`.
+    static let headQuery: SQL = .prepared("SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)")
+
     /// The current catalog, checked against the stream's head on `connection`.
     func current(on connection: Connection) throws -> Catalog {
-        let head: Int64 = try connection.query(
-            .prepared("SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)"))[0].decode(0)
+        try current(head: try connection.query(Self.headQuery)[0].decode(0), on: connection)
+    }
+
+    /// The catalog up to version `head` of its stream (just read on `connection`): the cached
+    /// one unless the stream has grown.
+    func current(head: Int64, on connection: Connection) throws -> Catalog {
         let cached = state.withLock { $0 }
         if cached.version == head { return cached.catalog }
         var catalog = Catalog()

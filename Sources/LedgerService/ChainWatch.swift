@@ -28,7 +28,7 @@ public struct ChainWatch: Sendable {
     }
 
     static func state(on connection: Connection) throws -> State {
-        guard let row = try connection.query("SELECT position, hash, broken FROM chain_checkpoint").first else {
+        guard let row = try connection.query(.prepared("SELECT position, hash, broken FROM chain_checkpoint")).first else {
             return State(position: 0, hash: ChainVerifier.genesisHash, broken: nil)
         }
         return State(position: try row.decode(0), hash: try row.decode(1), broken: try row.decode(2))
@@ -56,12 +56,12 @@ public struct ChainWatch: Sendable {
     /// Moves the checkpoint only from where it was read, so two watchers never move it back.
     private func save(position: Int64, hash: [UInt8], broken: String?, over previous: Int64) async throws {
         try await pool.withConnection { connection in
-            try connection.execute("""
+            _ = try connection.query(.prepared("""
                 INSERT INTO chain_checkpoint (position, hash, broken) VALUES (\(position), \(hash), \(broken))
                 ON CONFLICT (singleton) DO UPDATE SET position = excluded.position, hash = excluded.hash, broken = excluded.broken,
                     updated_at = now()
                 WHERE chain_checkpoint.position = \(previous) AND chain_checkpoint.broken IS NULL
-                """)
+                """))
         }
     }
 }

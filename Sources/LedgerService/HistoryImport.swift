@@ -53,10 +53,9 @@ public struct HistoryImport: Sendable {
         // Lines met earlier in this run: the same line twice is imported once.
         var handled = Set<String>()
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
-        // The catalog as it stands when the import starts: one read, not one per line.
-        let catalog = try await mappingDatabaseErrors {
-            try await pool.withConnection { try CatalogStore(log: log).current(on: $0) }
-        }
+        // One cache for the run: each line's look-ups read the catalog's head with them and
+        // reload it only when it grew.
+        let catalogs = CatalogStore(log: log)
         for chunkStart in stride(from: 0, to: lines.count, by: batchLines) {
             let chunk = chunkStart..<min(chunkStart + batchLines, lines.count)
             let bytes = chunk.map { Array(data[lines[$0]]) }
@@ -74,12 +73,12 @@ public struct HistoryImport: Sendable {
                 }
                 do {
                     let line = try ImportLine.parse(bytes[offset], bundleId: configuration.bundleId)
-                    var decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalog: catalog, pending: batch)
+                    var decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalogs: catalogs, pending: batch)
                     if case .conflicts = decided {
                         // An earlier line of this batch touches the same purchases: commit it,
                         // then decide this line against what it recorded.
                         try await flush(&batch, into: &summary, log: log)
-                        decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalog: catalog, pending: batch)
+                        decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalogs: catalogs, pending: batch)
                     }
                     switch decided {
                     case .append(let work): batch.add(work)
@@ -136,14 +135,14 @@ public struct HistoryImport: Sendable {
     }
 
     private func decide(
-        _ line: ImportLine, bytes: [UInt8], name: String, number: Int, catalog: Catalog, pending: Batch
+        _ line: ImportLine, bytes: [UInt8], name: String, number: Int, catalogs: CatalogStore, pending: Batch
     ) async throws -> Decided {
         let submission = Submission(submissionId: Self.submissionId(name: name), userId: line.userId, transactionId: line.transactionId)
         let configuration = configuration
         let decision: Decision = try await mappingDatabaseErrors {
             try await pool.withConnection { connection in
                 let context = try ContextLoader(connection: connection).load(
-                    evidence: line.evidence, userId: line.userId, namedOrderId: nil, catalog: catalog, configuration: configuration)
+                    evidence: line.evidence, userId: line.userId, namedOrderId: nil, catalogs: catalogs, configuration: configuration)
                 return PurchaseDecider.decide(submission, evidence: line.evidence, context: context, requireOrders: false)
             }
         }

@@ -179,7 +179,7 @@ public final class ProjectionRunner: Sendable {
             // Read models are derived: a page lost in a crash goes with its checkpoint (same
             // transaction) and is applied again from the events. So the page commits without
             // waiting for its flush, and takes no fsync from the appends it follows.
-            try connection.execute("SET LOCAL synchronous_commit TO off")
+            _ = try connection.query(.prepared("SELECT set_config('synchronous_commit', 'off', true)"))
             return try Self.apply(decoded: page, projections: projections, on: connection, readAfter: start)
         }
         guard let reached else {

@@ -107,7 +107,7 @@ public final class PurchaseService: Sendable {
         return try await pool.withConnection { connection in
             let loader = ContextLoader(connection: connection)
             return try loader.load(
-                evidence: evidence, userId: userId, namedOrderId: orderId, catalog: try cache.current(on: connection),
+                evidence: evidence, userId: userId, namedOrderId: orderId, catalogs: cache,
                 configuration: configuration)
         }
     }
