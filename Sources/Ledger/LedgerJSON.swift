@@ -5,9 +5,10 @@ import Foundation
 public enum LedgerJSON {
     /// Shared: configured once and never changed after, and encoding and decoding are safe
     /// from several threads at once (a new one per call showed in the replay's profile).
+    /// snake_case keys as `convertToSnakeCase` writes them, each key's conversion remembered.
     public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.keyEncodingStrategy = .custom(SnakeCaseKeys.convertToSnakeCase)
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()

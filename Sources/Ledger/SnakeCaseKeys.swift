@@ -2,52 +2,96 @@ import AppStore
 import Foundation
 import Synchronization
 
-/// JSONDecoder's `convertFromSnakeCase`, remembered per key. Foundation converts every key of
-/// every object afresh (splitting, capitalizing and joining strings): a rebuild's profile put
-/// that at a fifth of the process's CPU and over two fifths of its JSON decoding, for the few
-/// dozen keys event payloads have.
+/// Foundation's `convertFromSnakeCase` and `convertToSnakeCase`, remembered per key. Foundation
+/// converts every key of every object afresh (splitting, capitalizing and joining strings): a
+/// rebuild's profile put decoding's conversion at a fifth of the process's CPU, and the flow
+/// benchmark's put encoding's at 4%, for the few dozen keys event payloads have.
 enum SnakeCaseKeys {
     /// Keys come from bodies too, which anyone may fill with new names: past this many, keys
-    /// are converted without being remembered, so the table cannot grow without bound.
+    /// are converted without being remembered, so the tables cannot grow without bound.
     static let limit = 4_096
-    private static let known = Mutex<[String: String]>([:])
+    private static let fromSnakeCase = RememberedConversion(limit: limit) { foundationConversion($0, toSnakeCase: false) }
+    private static let toSnakeCase = RememberedConversion(limit: limit) { foundationConversion($0, toSnakeCase: true) }
 
-    /// How many conversions are remembered (for tests of the bound).
-    static var rememberedCount: Int { known.withLock { $0.count } }
+    /// How many conversions each direction remembers (for tests of the bound).
+    static var rememberedCount: (fromSnakeCase: Int, toSnakeCase: Int) { (fromSnakeCase.count, toSnakeCase.count) }
 
-    /// The strategy's function: the key Foundation's own conversion gives for the last key of
-    /// `path`.
+    /// The decoding strategy's function: the key Foundation's `convertFromSnakeCase` gives for
+    /// the last key of `path`.
     static func convert(_ path: [any CodingKey]) -> any CodingKey {
-        guard let key = path.last else { return AnyKey("") }
-        let raw = key.stringValue
-        if let converted = known.withLock({ $0[raw] }) { return AnyKey(converted) }
-        let converted = foundationConversion(raw)
-        known.withLock { table in
-            if table.count < limit { table[raw] = converted }
-        }
-        return AnyKey(converted)
+        AnyKey(fromSnakeCase.converted(path.last?.stringValue ?? ""))
     }
 
-    /// Exactly Foundation's rules (underscores kept at both ends, components after the first
-    /// capitalized, ...), by asking a decoder that uses them for the name of `raw`.
-    static func foundationConversion(_ raw: String) -> String {
-        guard let data = try? JSONEncoder().encode([raw: 0]),
-              let names = try? reference.decode(Names.self, from: data).names,
-              names.count == 1
-        else { return raw }
+    /// The encoding strategy's function: the key Foundation's `convertToSnakeCase` gives for
+    /// the last key of `path`.
+    static func convertToSnakeCase(_ path: [any CodingKey]) -> any CodingKey {
+        AnyKey(toSnakeCase.converted(path.last?.stringValue ?? ""))
+    }
+
+    /// Exactly Foundation's rules (underscores kept at both ends, acronyms split, ...), by
+    /// asking an encoder or decoder that uses them for the name of `raw`.
+    static func foundationConversion(_ raw: String, toSnakeCase: Bool) -> String {
+        let names: [String]?
+        if toSnakeCase {
+            let data = try? snakeEncoder.encode(OneKey(name: raw))
+            names = data.flatMap { try? JSONDecoder().decode(Names.self, from: $0).names }
+        } else {
+            let data = try? JSONEncoder().encode([raw: 0])
+            names = data.flatMap { try? camelDecoder.decode(Names.self, from: $0).names }
+        }
+        guard let names, names.count == 1 else { return raw }
         return names[0]
     }
 
-    private static let reference: JSONDecoder = {
+    private static let camelDecoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
     }()
+
+    private static let snakeEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return encoder
+    }()
+
+    /// An object with the one key `name`, encoded through a keyed container so the key
+    /// strategy applies to it.
+    private struct OneKey: Encodable {
+        var name: String
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: AnyKey.self)
+            try container.encode(0, forKey: AnyKey(name))
+        }
+    }
 
     private struct Names: Decodable {
         var names: [String]
         init(from decoder: any Decoder) throws {
             names = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
         }
+    }
+}
+
+/// One direction's table of converted keys, bounded.
+private final class RememberedConversion: Sendable {
+    private let limit: Int
+    private let convert: @Sendable (String) -> String
+    private let known = Mutex<[String: String]>([:])
+
+    init(limit: Int, convert: @escaping @Sendable (String) -> String) {
+        self.limit = limit
+        self.convert = convert
+    }
+
+    var count: Int { known.withLock { $0.count } }
+
+    func converted(_ raw: String) -> String {
+        if let converted = known.withLock({ $0[raw] }) { return converted }
+        let converted = convert(raw)
+        known.withLock { table in
+            if table.count < limit { table[raw] = converted }
+        }
+        return converted
     }
 }

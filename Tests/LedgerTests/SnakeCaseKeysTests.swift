@@ -38,6 +38,42 @@ struct SnakeCaseKeysTests {
         let names = try LedgerJSON.decoder.decode(Names.self, from: body).names
         #expect(names.count == keys.count)
         #expect(names.contains("boundTestKey4500"))
-        #expect(SnakeCaseKeys.rememberedCount <= SnakeCaseKeys.limit)
+        #expect(SnakeCaseKeys.rememberedCount.fromSnakeCase <= SnakeCaseKeys.limit)
+    }
+
+    /// An object with the given keys, encoded through a keyed container (as every payload's
+    /// `CodingKeys` are), so the encoder's key strategy applies.
+    struct Keyed: Encodable {
+        var keys: [String]
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: AnyKey.self)
+            for key in keys { try container.encode(0, forKey: AnyKey(key)) }
+        }
+    }
+
+    static let camelKeys = [
+        "transactionId", "originalTransactionId", "priceMilliunits", "a", "", "_", "_leading", "trailing_", "URLString",
+        "appAccountTOKEN", "already_snake", "v2Payload1", "x1Y", "naïveÜberKey", "ID", "isTrial", "HTTPStatus", "userID",
+    ]
+
+    @Test("every key is written as Foundation's convertToSnakeCase writes it, the first time and from memory")
+    func sameKeysWrittenAsFoundation() throws {
+        let foundation = JSONEncoder()
+        foundation.keyEncodingStrategy = .convertToSnakeCase
+        foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let value = Keyed(keys: Self.camelKeys)
+        let expected = try foundation.encode(value)
+        #expect(String(decoding: expected, as: UTF8.self).contains("\"original_transaction_id\""))
+        #expect(try LedgerJSON.encoder.encode(value) == expected)
+        #expect(try LedgerJSON.encoder.encode(value) == expected, "from memory")
+    }
+
+    @Test("keys written past the limit are converted but not remembered")
+    func boundedWhenWriting() throws {
+        let keys = (0..<(SnakeCaseKeys.limit + 500)).map { "boundWriteKey\($0)" }
+        let names = try JSONDecoder().decode(Names.self, from: LedgerJSON.encoder.encode(Keyed(keys: keys))).names
+        #expect(names.count == keys.count)
+        #expect(names.contains("bound_write_key4500"))
+        #expect(SnakeCaseKeys.rememberedCount.toSnakeCase <= SnakeCaseKeys.limit)
     }
 }
