@@ -17,6 +17,9 @@ public final class ProjectionRunner: Sendable {
     public let store: EventStore
     let conninfo: String
     let projections: [any Projection]
+    /// The projections split into groups, each applied to a page on a connection and in a
+    /// transaction of its own, at the same time as the others (one group unless told).
+    let groups: [[any Projection]]
     let pageSize: Int
     let logger: Logger
     private let state = Mutex<State>(State())
@@ -25,10 +28,20 @@ public final class ProjectionRunner: Sendable {
         var applied: Int64 = -1
     }
 
-    public init(store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500, logger: Logger) {
+    public convenience init(store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500, logger: Logger) {
+        self.init(store: store, conninfo: conninfo, groups: [projections], pageSize: pageSize, logger: logger)
+    }
+
+    /// A runner whose `groups` of projections write each page concurrently, on connections of
+    /// their own (the store's pool needs one per group, and one to read the next page with).
+    /// Each group's transaction locks that group only: such a runner must be the only one on
+    /// its schema (a rebuild's shadow schema), since a runner of all projections would not
+    /// wait for it.
+    init(store: EventStore, conninfo: String, groups: [[any Projection]], pageSize: Int, logger: Logger) {
         self.store = store
         self.conninfo = conninfo
-        self.projections = projections
+        self.projections = groups.flatMap { $0 }
+        self.groups = groups.filter { !$0.isEmpty }
         self.pageSize = pageSize
         self.logger = logger
     }
@@ -173,15 +186,7 @@ public final class ProjectionRunner: Sendable {
             advance(to: start)
             return 0
         }
-        let projections = projections
-        let reached = try await store.pool.withTransaction { connection -> Int64? in
-            try Self.lock(connection)
-            // Read models are derived: a page lost in a crash goes with its checkpoint (same
-            // transaction) and is applied again from the events. So the page commits without
-            // waiting for its flush, and takes no fsync from the appends it follows.
-            _ = try connection.query(.prepared("SELECT set_config('synchronous_commit', 'off', true)"))
-            return try Self.apply(decoded: page, projections: projections, on: connection, readAfter: start)
-        }
+        let reached = try await applyGroups(page, readAfter: start)
         guard let reached else {
             // The stored checkpoints are behind where this page was read from: a database crash
             // lost pages committed without their flush. Read again from the checkpoints.
@@ -191,6 +196,33 @@ public final class ProjectionRunner: Sendable {
         }
         advance(to: reached)
         return page.count
+    }
+
+    /// Applies `page` to each group in a transaction of its own, the groups concurrently; returns
+    /// the page's last position, or nil when a group found its checkpoints behind `start`. A
+    /// group that failed leaves `applied` where it was: the page is read again, and the groups
+    /// that did commit skip it by their checkpoints.
+    private func applyGroups(_ page: DecodedPage, readAfter start: Int64) async throws -> Int64? {
+        let pool = store.pool
+        let grouped = groups.count > 1
+        return try await withThrowingTaskGroup(of: Int64?.self) { tasks in
+            for (index, group) in groups.enumerated() {
+                tasks.addTask {
+                    try await pool.withTransaction { connection -> Int64? in
+                        try Self.lock(connection, group: grouped ? index : nil)
+                        // Read models are derived: a page lost in a crash goes with its checkpoint
+                        // (same transaction) and is applied again from the events. So the page
+                        // commits without waiting for its flush, and takes no fsync from the
+                        // appends it follows.
+                        _ = try connection.query(.prepared("SELECT set_config('synchronous_commit', 'off', true)"))
+                        return try Self.apply(decoded: page, projections: group, on: connection, readAfter: start)
+                    }
+                }
+            }
+            var reached: [Int64?] = []
+            for try await position in tasks { reached.append(position) }
+            return reached.contains { $0 == nil } ? nil : reached.compactMap { $0 }.min()
+        }
     }
 
     /// Applies `page` (the events after `start`) to every projection whose checkpoint is below
@@ -241,10 +273,13 @@ public final class ProjectionRunner: Sendable {
     }
 
     /// Serializes runners of one database (the key is the projections' own, not the append
-    /// lock's): of the connection's schema, or of `schema` (a replay swapping that schema's tables).
-    static func lock(_ connection: Connection, schema: String? = nil) throws {
+    /// lock's): of the connection's schema, or of `schema` (a replay swapping that schema's
+    /// tables), or of one `group` of a runner that writes its groups concurrently.
+    static func lock(_ connection: Connection, schema: String? = nil, group: Int? = nil) throws {
         if let schema {
             _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(\(schema)))")
+        } else if let group {
+            _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema() || '#' || \(group)))"))
         } else {
             _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))"))
         }

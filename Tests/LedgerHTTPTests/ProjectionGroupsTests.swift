@@ -1,0 +1,77 @@
+import EventStore
+@testable import Ledger
+@testable import LedgerService
+import Postgres
+import Testing
+import TestSupport
+
+/// A rebuild writes its projections in groups, each on a connection and in a transaction of
+/// its own. A group that committed a page while another failed must not apply it twice when
+/// the page is read again.
+@Suite("Projection groups written concurrently")
+struct ProjectionGroupsTests {
+    static let day: Int64 = 86_400_000
+
+    /// Consumables for three users, then the refund of one of them.
+    static func events() -> [LedgerAppend] {
+        let users = ["ann", "ben", "cat"]
+        var appends = users.enumerated().map { index, user in
+            LedgerAppend(stream: Streams.transaction("T\(index)"), expectation: .noStream, events: [.purchaseDelivered(PurchaseDelivered(
+                transactionId: "T\(index)", originalTransactionId: "T\(index)", productId: "com.example.coins100", kind: .consumable,
+                quantity: 1, userId: user, orderId: nil, environment: "Production", purchaseDateMs: 1_767_225_600_000 + Int64(index) * day,
+                expiresDateMs: nil, priceMilliunits: 990, currency: "USD", appAccountToken: nil, appTransactionId: nil, isTrial: false,
+                grants: ["coins": 100], submissionId: "s\(index)", match: .appAccountToken))])
+        }
+        appends.append(LedgerAppend(stream: Streams.refund("T1"), expectation: .noStream, events: [.purchaseRefunded(PurchaseRefunded(
+            transactionId: "T1", originalTransactionId: "T1", productId: "com.example.coins100", kind: .consumable, quantity: 1,
+            userId: "ben", environment: "Production", grants: ["coins": 100], refundedAtMs: 1_767_225_600_000 + 5 * day, reason: 0,
+            revocation: "refund", source: "n1"))]))
+        return appends
+    }
+
+    static func balances(on pool: ConnectionPool) async throws -> [String: Int64] {
+        try await pool.withConnection { connection in
+            var found: [String: Int64] = [:]
+            for row in try connection.query("SELECT user_id, amount FROM projection_balances") { found[try row.decode(0)] = try row.decode(1) }
+            return found
+        }
+    }
+
+    static func checkpoints(on pool: ConnectionPool) async throws -> [String: Int64] {
+        try await pool.withConnection { connection in
+            var found: [String: Int64] = [:]
+            for row in try connection.query("SELECT name, position FROM projection_checkpoints") { found[try row.decode(0)] = try row.decode(1) }
+            return found
+        }
+    }
+
+    @Test("the groups apply every event once: a group whose checkpoint is ahead skips what it applied, the others catch up")
+    func groupAheadSkips() async throws {
+        try await LedgerHarness.withMigratedSchema { pool in
+            let store = EventStore(pool: pool, logger: TestDatabase.logger)
+            let log = LedgerLog(store: store)
+            for append in Self.events() { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
+            let head = try await store.headPosition()
+
+            // As if a page's balances group committed and the revenue group failed: balances
+            // alone are at the head.
+            try await ProjectionRunner(store: store, conninfo: "", projections: [BalancesProjection()], logger: TestDatabase.logger).catchUp()
+            let alone = try await Self.balances(on: pool)
+            #expect(alone == ["ann": 100, "ben": 0, "cat": 100])
+
+            // Pages of one event, so several pages go through both groups concurrently.
+            let grouped = ProjectionRunner(
+                store: store, conninfo: "", groups: [[BalancesProjection()], [RevenueProjection(), EntitlementsProjection()]],
+                pageSize: 1, logger: TestDatabase.logger)
+            try await grouped.catchUp(verifyingChain: false)
+            #expect(try await Self.balances(on: pool) == alone, "balances applied once")
+            #expect(grouped.appliedPosition == head)
+            let checkpoints = try await Self.checkpoints(on: pool)
+            for name in ["balances", "revenue", "entitlements"] { #expect(checkpoints[name] == head, "\(name)") }
+            let lines: Int64 = try await pool.withConnection {
+                try $0.query("SELECT count(*) FROM projection_revenue_lines WHERE environment = 'Production'")[0].decode(0)
+            }
+            #expect(lines == 4, "three sales and one refund")
+        }
+    }
+}
