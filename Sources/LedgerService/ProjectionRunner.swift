@@ -204,21 +204,21 @@ public final class ProjectionRunner: Sendable {
     /// that did commit skip it by their checkpoints.
     private func applyGroups(_ page: DecodedPage, readAfter start: Int64) async throws -> Int64? {
         let pool = store.pool
-        let grouped = groups.count > 1
-        return try await withThrowingTaskGroup(of: Int64?.self) { tasks in
-            for (index, group) in groups.enumerated() {
-                tasks.addTask {
-                    try await pool.withTransaction { connection -> Int64? in
-                        try Self.lock(connection, group: grouped ? index : nil)
-                        // Read models are derived: a page lost in a crash goes with its checkpoint
-                        // (same transaction) and is applied again from the events. So the page
-                        // commits without waiting for its flush, and takes no fsync from the
-                        // appends it follows.
-                        _ = try connection.query(.prepared("SELECT set_config('synchronous_commit', 'off', true)"))
-                        return try Self.apply(decoded: page, projections: group, on: connection, readAfter: start)
-                    }
-                }
+        let groups = groups
+        @Sendable func applyGroup(_ index: Int) async throws -> Int64? {
+            try await pool.withTransaction { connection -> Int64? in
+                try Self.lock(connection, group: groups.count > 1 ? index : nil)
+                // Read models are derived: a page lost in a crash goes with its checkpoint (same
+                // transaction) and is applied again from the events. So the page commits without
+                // waiting for its flush, and takes no fsync from the appends it follows.
+                _ = try connection.query(.prepared("SELECT set_config('synchronous_commit', 'off', true)"))
+                return try Self.apply(decoded: page, projections: groups[index], on: connection, readAfter: start)
             }
+        }
+        // The server's runner has one group: no child task per page.
+        if groups.count == 1 { return try await applyGroup(0) }
+        return try await withThrowingTaskGroup(of: Int64?.self) { tasks in
+            for index in groups.indices { tasks.addTask { try await applyGroup(index) } }
             var reached: [Int64?] = []
             for try await position in tasks { reached.append(position) }
             return reached.contains { $0 == nil } ? nil : reached.compactMap { $0 }.min()
