@@ -112,7 +112,8 @@ enum ReplayBench {
         }
         await pool.close()
         let started = ContinuousClock.now
-        let report = try await ProjectionReplay(conninfo: conninfo, pageSize: 2_000, logger: logger).run(dryRun: true)
+        // The page size `purchase-ledger replay` uses (its default), so the figure is the command's.
+        let report = try await ProjectionReplay(conninfo: conninfo, logger: logger).run(dryRun: true)
         let elapsed = (ContinuousClock.now - started).seconds
         print(String(
             format: "%d %.0f %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peakMemoryMB(), Double(rows) / copySeconds,
