@@ -113,7 +113,7 @@ extension PurchaseService {
                 [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .exactly(version), events: events)],
                 metadata: metadata)
         } catch EventStoreError.Code.wrongExpectedVersion {
-            if let settled = try await settledOutcome(of: submission.submissionId, after: version) { return settled }
+            if let settled = try await settledOutcome(of: submission, after: version) { return settled }
             throw LedgerServiceError(.invalidRequest, "submission \(submission.submissionId) changed while it was being decided")
         }
         for case .deliveryRejected(let r) in events { return .rejected(r.code, r.message) }

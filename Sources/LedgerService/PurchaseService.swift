@@ -93,7 +93,7 @@ public final class PurchaseService: Sendable {
             } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
                 // Someone else decided first. If it was about this very submission (the retry
                 // worker and a client racing), their answer stands.
-                if let settled = try await settledOutcome(of: submission.submissionId, after: submissionVersion) {
+                if let settled = try await settledOutcome(of: submission, after: submissionVersion) {
                     return settled
                 }
                 continue
@@ -112,31 +112,53 @@ public final class PurchaseService: Sendable {
         }
     }
 
-    /// The outcome already recorded for a submission past `version`, if any.
-    func settledOutcome(of submissionId: String, after version: Int64) async throws -> SubmissionOutcome? {
-        let events = try await log.read(stream: Streams.submission(submissionId)).filter { $0.version > version }
+    /// The outcome already recorded for `submission` past `version`, if any: the answer the
+    /// decision that won gave, rebuilt from its events, so a client that lost the race hears
+    /// the same deliveries.
+    func settledOutcome(of submission: Submission, after version: Int64) async throws -> SubmissionOutcome? {
+        let events = try await log.read(stream: Streams.submission(submission.submissionId)).filter { $0.version > version }
         for (_, event) in events.reversed() {
             switch event {
             case .deliveryRejected(let r): return .rejected(r.code, r.message)
             case .verificationPending(let p): return .pending(retryAfterSeconds: p.retryAfterSeconds)
             case .submissionResolved(let r):
-                let deliveries = try await deliveries(of: r.transactionIds)
-                return r.outcome == "delivered" ? .delivered(deliveries) : .alreadyDelivered(deliveries)
+                let records = try await transactionRecords(r.transactionIds)
+                guard r.outcome == "delivered" else { return .alreadyDelivered(records.map(\.delivery)) }
+                // Everything a decision delivers goes to the submitting user. A transaction
+                // delivered before to someone else came by transfer: its first event names the
+                // earlier holder and its order, the answer named neither.
+                return .delivered(records.map { record in
+                    var delivery = record.delivery
+                    if delivery.userId != submission.userId {
+                        delivery.userId = submission.userId
+                        delivery.orderId = nil
+                    }
+                    return delivery
+                })
             default: continue
             }
         }
         return nil
     }
 
-    /// The recorded deliveries of these transactions.
-    func deliveries(of transactionIds: [String]) async throws -> [Delivery] {
+    /// What each transaction became (its stream's first event: a delivery or a renewal), in
+    /// the order of `transactionIds`.
+    func transactionRecords(_ transactionIds: [String]) async throws -> [TransactionRecord] {
         guard !transactionIds.isEmpty else { return [] }
         let streams = transactionIds.map { Optional(Streams.transaction($0)) }
-        return try await pool.withConnection { connection in
-            try connection.query("""
-                SELECT payload FROM events WHERE stream_id = ANY(\(PostgresArray(streams))) AND stream_version = 1
-                  AND event_type = 'PurchaseDelivered' ORDER BY position
-                """).map { Delivery(try LedgerJSON.decoder.decode(PurchaseDelivered.self, from: Data($0.decode(0, as: JSONB.self).bytes))) }
+        let found: [String: TransactionRecord] = try await pool.withConnection { connection in
+            var found: [String: TransactionRecord] = [:]
+            for row in try connection.query("""
+                SELECT event_type, payload FROM events WHERE stream_id = ANY(\(PostgresArray(streams))) AND stream_version = 1
+                """) {
+                switch try LedgerEvent(type: row.decode(0), payload: Data(row.decode(1, as: JSONB.self).bytes)) {
+                case .purchaseDelivered(let d): found[d.transactionId] = .delivered(d)
+                case .subscriptionRenewalSeen(let r): found[r.transactionId] = .renewal(r)
+                default: break
+                }
+            }
+            return found
         }
+        return transactionIds.compactMap { found[$0] }
     }
 }
