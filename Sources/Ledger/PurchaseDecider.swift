@@ -131,6 +131,7 @@ struct Work {
             if previous.userId == user || owner?.userId == user {
                 // Delivered to this user before (or transferred to them since): it stands.
                 already.append(previous.delivery)
+                fulfillOrder(of: entry, product: product, recordedWithout: previous)
                 return nil
             }
             guard product.kind.isOwned else {
@@ -208,6 +209,21 @@ struct Work {
             transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
             orderId: nil, userId: user, quantity: entry.quantity, environment: evidence.environment))
         return nil
+    }
+
+    /// A transaction recorded before without an order (a resubscription a notification
+    /// reported before the app posted its receipt) fulfills the order the app names for it, by
+    /// order id or by the transaction's `app_account_token`: the app created that order for this
+    /// purchase, which would otherwise stay open. A match by product and time alone is too weak
+    /// to close an order after the fact.
+    private mutating func fulfillOrder(of entry: EvidenceEntry, product: Product, recordedWithout previous: TransactionRecord) {
+        guard previous.delivery.orderId == nil, previous.userId == submission.userId else { return }
+        let (order, reason) = matchOrder(entry, product: product)
+        guard let order, reason == .orderId || reason == .appAccountToken else { return }
+        usedOrders.insert(order.orderId)
+        appends.append(LedgerAppend(
+            stream: Streams.order(order.orderId), expectation: .exactly(1),
+            events: [.orderFulfilled(OrderFulfilled(orderId: order.orderId, transactionId: entry.transactionId))]))
     }
 
     /// `entry` delivered to the submitting user.

@@ -100,3 +100,51 @@ struct PurchaseDeciderEdgeCaseTests {
         #expect(decision.rejection == nil)
     }
 }
+
+/// An order whose purchase the ledger learned of first from Apple's notification.
+@Suite("Orders fulfilled after a notification recorded their purchase")
+struct OrderAfterNotificationTests {
+    /// Alice holds S0; a notification recorded her resubscription S5 as a renewal before her
+    /// app posted the receipt for the order it created for it.
+    static func decide(submission: Submission, token: String?, previous: TransactionRecord) -> Decision {
+        let order = Given.order("o-5", product: Given.monthly, createdAt: Given.t0, token: "6f1c2a5e-0000-4000-8000-000000000005")
+        return PurchaseDecider.decide(
+            submission,
+            evidence: Given.evidence(Given.entry("S5", Given.monthly, original: "S0", purchasedAt: Given.t0 + Given.minute, token: token)),
+            context: Given.context(
+                transactions: [previous], owners: ["S0": Ownership(userId: Given.alice, streamVersion: 1)],
+                openOrders: [order], ordersByToken: [order]))
+    }
+
+    static var fulfilled: LedgerAppend {
+        LedgerAppend(stream: Streams.order("o-5"), expectation: .exactly(1), events: [.orderFulfilled(OrderFulfilled(orderId: "o-5", transactionId: "S5"))])
+    }
+
+    @Test("the transaction's app_account_token names the order: already delivered, and the order is fulfilled")
+    func byToken() {
+        let renewal = Given.renewal("S5", of: "S0", to: Given.alice)
+        let decision = Self.decide(
+            submission: Given.submission(transaction: "S5"), token: "6f1c2a5e-0000-4000-8000-000000000005", previous: .renewal(renewal))
+        #expect(decision.alreadyDelivered == [TransactionRecord.renewal(renewal).delivery])
+        #expect(decision.appends.contains(Self.fulfilled))
+    }
+
+    @Test("the client names the order: it is fulfilled")
+    func byOrderId() {
+        let decision = Self.decide(
+            submission: Given.submission(transaction: "S5", order: "o-5"), token: nil, previous: .renewal(Given.renewal("S5", of: "S0", to: Given.alice)))
+        #expect(decision.appends.contains(Self.fulfilled))
+    }
+
+    @Test("product and time alone do not close an order after the fact, nor does a transaction delivered on its own order")
+    func weakOrAlreadyOrdered() {
+        let weak = Self.decide(
+            submission: Given.submission(transaction: "S5"), token: nil, previous: .renewal(Given.renewal("S5", of: "S0", to: Given.alice)))
+        #expect(!weak.appends.contains { $0.stream == Streams.order("o-5") })
+        let ordered = Given.delivered("S5", Given.monthly, to: Given.alice, original: "S0", orderId: "o-4", match: .orderId)
+        let decision = Self.decide(
+            submission: Given.submission(transaction: "S5"), token: "6f1c2a5e-0000-4000-8000-000000000005", previous: .delivered(ordered))
+        #expect(decision.alreadyDelivered == [Delivery(ordered)])
+        #expect(!decision.appends.contains { $0.stream == Streams.order("o-5") })
+    }
+}
