@@ -34,7 +34,7 @@ public struct DocumentStore: Sendable {
         let inserts = documents.map { Self.insert($0.bytes, kind: $0.kind) }
         // One round trip: the statements travel together and commit together (pipeline mode,
         // one implicit transaction), the first making that transaction's commit asynchronous.
-        let statements: [SQL] = [.prepared("SELECT set_config('synchronous_commit', 'off', true)")] + inserts.map(\.statement)
+        let statements: [SQL] = [.commitWithoutWaitingForFlush] + inserts.map(\.statement)
         try await pool.withConnection { connection in _ = try connection.pipeline(statements) }
         return inserts.map(\.name)
     }

@@ -211,7 +211,7 @@ public final class ProjectionRunner: Sendable {
                 // Read models are derived: a page lost in a crash goes with its checkpoint (same
                 // transaction) and is applied again from the events. So the page commits without
                 // waiting for its flush, and takes no fsync from the appends it follows.
-                _ = try connection.query(.prepared("SELECT set_config('synchronous_commit', 'off', true)"))
+                _ = try connection.query(.commitWithoutWaitingForFlush)
                 return try Self.apply(decoded: page, projections: groups[index], on: connection, readAfter: start)
             }
         }

@@ -50,6 +50,12 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     /// `sql.prepared()`, where a statement's type is known: `let find: SQL = .prepared("…")`.
     public static func prepared(_ sql: SQL) -> SQL { sql.prepared() }
 
+    /// Makes the rest of the current transaction (an explicit one, or a pipeline's implicit
+    /// one) commit without waiting for its WAL flush: `SET LOCAL synchronous_commit = off`,
+    /// prepared. For writes whose durability a later durable commit carries (WAL flushes in
+    /// order), or that can be rebuilt.
+    public static let commitWithoutWaitingForFlush: SQL = .prepared("SELECT set_config('synchronous_commit', 'off', true)")
+
     /// The SQL text only: parameter values are never shown.
     public var description: String { text }
 
