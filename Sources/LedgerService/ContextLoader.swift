@@ -17,10 +17,7 @@ struct ContextLoader {
         let tokens = Array(Set(evidence.entries.compactMap(\.appAccountToken)))
         func array(_ values: [String]) -> PostgresArray { PostgresArray(values.map { Optional($0) }) }
 
-        let transactions: SQL = .prepared("""
-            SELECT event_type, payload FROM events
-            WHERE stream_id = ANY(\(array(transactionIds.map(Streams.transaction)))) AND stream_version = 1
-            """)
+        let transactions = Self.transactionsQuery(transactionIds)
         let refunds: SQL = .prepared("""
             SELECT payload->>'transaction_id' FROM events
             WHERE stream_id = ANY(\(array(transactionIds.map(Streams.refund)))) AND stream_version = 1
@@ -52,17 +49,11 @@ struct ContextLoader {
         context.catalog = try catalogs.current(head: sent[1][0].decode(0), on: connection)
         let results = Array(sent.dropFirst(2))
 
-        for row in results[0] {
-            switch try event(row, type: 0, payload: 1) {
-            case .purchaseDelivered(let d): context.transactions[d.transactionId] = .delivered(d)
-            case .subscriptionRenewalSeen(let r): context.transactions[r.transactionId] = .renewal(r)
-            default: break
-            }
-        }
+        context.transactions = try Self.transactionRecords(results[0])
         for row in results[1] { context.refunded.insert(try row.decode(0)) }
         for row in results[2] {
             let version: Int64 = try row.decode(0)
-            switch try event(row, type: 1, payload: 2) {
+            switch try Self.event(row, type: 1, payload: 2) {
             case .ownershipClaimed(let c): context.owners[c.originalTransactionId] = Ownership(userId: c.userId, streamVersion: version)
             case .ownershipTransferred(let t): context.owners[t.originalTransactionId] = Ownership(userId: t.toUserId, streamVersion: version)
             default: break
@@ -74,7 +65,29 @@ struct ContextLoader {
         return context
     }
 
-    private func event(_ row: PostgresRow, type: Int, payload: Int) throws -> LedgerEvent {
+    /// What each of `transactionIds` became in the ledger: its stream's first event, a
+    /// delivery or a renewal (read by `transactionRecords`).
+    static func transactionsQuery(_ transactionIds: [String]) -> SQL {
+        .prepared("""
+            SELECT event_type, payload FROM events
+            WHERE stream_id = ANY(\(PostgresArray(transactionIds.map { Optional(Streams.transaction($0)) }))) AND stream_version = 1
+            """)
+    }
+
+    /// `transactionsQuery`'s rows, by transaction id.
+    static func transactionRecords(_ rows: PostgresRows) throws -> [String: TransactionRecord] {
+        var records: [String: TransactionRecord] = [:]
+        for row in rows {
+            switch try event(row, type: 0, payload: 1) {
+            case .purchaseDelivered(let d): records[d.transactionId] = .delivered(d)
+            case .subscriptionRenewalSeen(let r): records[r.transactionId] = .renewal(r)
+            default: break
+            }
+        }
+        return records
+    }
+
+    private static func event(_ row: PostgresRow, type: Int, payload: Int) throws -> LedgerEvent {
         try LedgerEvent(type: row.decode(type), payload: Data(row.decode(payload, as: JSONB.self).bytes))
     }
 

@@ -145,19 +145,8 @@ public final class PurchaseService: Sendable {
     /// the order of `transactionIds`.
     func transactionRecords(_ transactionIds: [String]) async throws -> [TransactionRecord] {
         guard !transactionIds.isEmpty else { return [] }
-        let streams = transactionIds.map { Optional(Streams.transaction($0)) }
-        let found: [String: TransactionRecord] = try await pool.withConnection { connection in
-            var found: [String: TransactionRecord] = [:]
-            for row in try connection.query("""
-                SELECT event_type, payload FROM events WHERE stream_id = ANY(\(PostgresArray(streams))) AND stream_version = 1
-                """) {
-                switch try LedgerEvent(type: row.decode(0), payload: Data(row.decode(1, as: JSONB.self).bytes)) {
-                case .purchaseDelivered(let d): found[d.transactionId] = .delivered(d)
-                case .subscriptionRenewalSeen(let r): found[r.transactionId] = .renewal(r)
-                default: break
-                }
-            }
-            return found
+        let found = try await pool.withConnection { connection in
+            try ContextLoader.transactionRecords(connection.query(ContextLoader.transactionsQuery(transactionIds)))
         }
         return transactionIds.compactMap { found[$0] }
     }
