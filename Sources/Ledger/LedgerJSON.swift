@@ -2,9 +2,10 @@ import Foundation
 
 /// The JSON conventions of every event payload and API body: snake_case keys, sorted on output
 /// so the same payload always has the same bytes.
+///
+/// The coders are shared: configured once and never changed after, and encoding and decoding
+/// are safe from several threads at once (a new one per call showed in the replay's profile).
 public enum LedgerJSON {
-    /// Shared: configured once and never changed after, and encoding and decoding are safe
-    /// from several threads at once (a new one per call showed in the replay's profile).
     /// snake_case keys as `convertToSnakeCase` writes them, each key's conversion remembered.
     public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -16,7 +17,7 @@ public enum LedgerJSON {
     /// snake_case keys as `convertFromSnakeCase` reads them, each key's conversion remembered.
     public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .custom(SnakeCaseKeys.convert)
+        decoder.keyDecodingStrategy = .custom(SnakeCaseKeys.convertFromSnakeCase)
         return decoder
     }()
 

@@ -18,7 +18,7 @@ enum SnakeCaseKeys {
 
     /// The decoding strategy's function: the key Foundation's `convertFromSnakeCase` gives for
     /// the last key of `path`.
-    static func convert(_ path: [any CodingKey]) -> any CodingKey {
+    static func convertFromSnakeCase(_ path: [any CodingKey]) -> any CodingKey {
         AnyKey(fromSnakeCase.converted(path.last?.stringValue ?? ""))
     }
 

@@ -19,14 +19,12 @@ extension String {
 
     /// FNV-1a (64 bits) of the UTF-8 bytes: stable across processes, unlike `hashValue`.
     var fnv1a: UInt64 {
+        utf8.withContiguousStorageIfAvailable { Self.fnv1a(of: $0) } ?? Self.fnv1a(of: utf8)
+    }
+
+    private static func fnv1a(of bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        let folded = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
-            var hash = hash
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }
-        if let folded { return folded }
-        for byte in utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
     }
 }
