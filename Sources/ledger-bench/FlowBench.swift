@@ -9,7 +9,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Postgres
-import Synchronization
 import X509
 
 /// `Tools/bench flow`: `POST /v1/receipts` through the real HTTP server from `clients`
@@ -49,30 +48,9 @@ enum FlowBench {
         let purchases = try await prepare(count: count, server: server, simulator: apple.simulator)
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let next = Ticket()
-        // On stderr, for a profiler to start on: what comes after is the timed part.
-        FileHandle.standardError.write(Data("timed receipts begin\n".utf8))
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        let start = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
-            for _ in 0..<clients {
-                group.addTask {
-                    var mine: [Duration] = []
-                    while ContinuousClock.now < deadline {
-                        let index = next.take()
-                        guard index < purchases.count else { break }
-                        let began = ContinuousClock.now
-                        try await submit(purchases[index], to: server.baseURL, client: client)
-                        mine.append(ContinuousClock.now - began)
-                    }
-                    return mine
-                }
-            }
-            var all: [Duration] = []
-            for try await some in group { all += some }
-            return all
+        let (rate, p50, p99) = try await ClosedLoop.run(clients: clients, seconds: seconds, items: purchases) { purchase in
+            try await submit(purchase, to: server.baseURL, client: client)
         }
-        let elapsed = ContinuousClock.now - start
         try await client.shutdown()
         let delivered: Int64 = try await pool.withConnection {
             try $0.query("SELECT count(*) FROM events WHERE event_type = 'PurchaseDelivered'")[0].decode(0)
@@ -81,14 +59,7 @@ enum FlowBench {
         try await apple.stop()
         await pool.close()
 
-        let sorted = latencies.sorted()
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-            return value.seconds * 1_000
-        }
-        let seconds = elapsed.seconds
-        print(String(format: "%.0f %.2f %.2f %d", Double(sorted.count) / seconds, percentile(0.5), percentile(0.99), delivered))
+        print(String(format: "%.0f %.2f %.2f %d", rate, p50, p99, delivered))
     }
 
     private static func prepare(count: Int, server: RunningLedgerServer, simulator: AppleSimulator) async throws -> [(user: String, receipt: String, transaction: String)] {
@@ -115,7 +86,7 @@ enum FlowBench {
         }
     }
 
-    private static func submit(_ purchase: (user: String, receipt: String, transaction: String), to base: String, client: HTTPClient) async throws {
+    static func submit(_ purchase: (user: String, receipt: String, transaction: String), to base: String, client: HTTPClient) async throws {
         var request = HTTPClientRequest(url: base + "/v1/receipts")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
@@ -127,18 +98,6 @@ enum FlowBench {
         let response = try await client.execute(request, timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else { throw BenchError("a receipt was answered \(response.status.code)") }
-    }
-}
-
-/// Hands out 0, 1, 2, ... to concurrent clients.
-final class Ticket: Sendable {
-    private let next = Mutex(0)
-
-    func take() -> Int {
-        next.withLock { value in
-            defer { value += 1 }
-            return value
-        }
     }
 }
 
