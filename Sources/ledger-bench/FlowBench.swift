@@ -44,7 +44,7 @@ enum FlowBench {
 
         // Enough purchases for the round, bought up front (orders through the service, as the
         // app's backend would have created them before the client paid).
-        let count = Int(seconds * 1_500)
+        let count = Int((seconds + 1) * 1_500)
         let purchases = try await prepare(count: count, server: server, simulator: apple.simulator)
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -40,7 +40,7 @@ enum FlowFloorBench {
         }
         let (port, stop) = try await FloorServer.start(router: router, logger: logger)
 
-        let count = Int(seconds * 3_000)
+        let count = Int((seconds + 1) * 3_000)
         var purchases: [(user: String, receipt: String, transaction: String)] = []
         for index in 0..<count {
             let purchase = try await apple.simulator.purchase(
