@@ -6,12 +6,16 @@ import Postgres
 ///   trip and one commit for the lot, which is what makes group commit pay.
 /// - `appendCommand`: one command, idempotency-aware; the caller supplies the transaction.
 enum Appender {
-    /// Inserts every command's events in one statement, committing them together. Any conflict
-    /// (a wrong version, a repeated id or key) fails the whole statement: the caller then falls
-    /// back to `appendCommand` per command to find out which one and why.
-    static func insertBatch(_ commands: [[StreamAppend]], on connection: Connection) throws -> [[RecordedEvent]] {
-        let rows = AppendStatements.Rows(commands.flatMap { $0 })
-        let inserted = try connection.query(AppendStatements.insert(rows), resultFormat: .binary).map { try RecordedEvent(row: $0) }
+    /// Inserts every command's events in one statement, committing them together, after the
+    /// commands' `alongside` statements in the same implicit transaction and round trip (a
+    /// pipeline). Any conflict (a wrong version, a repeated id or key) fails the whole batch:
+    /// the caller then falls back to `appendCommand` per command to find out which one and why.
+    static func insertBatch(_ commands: [[StreamAppend]], alongside: [SQL] = [], on connection: Connection) throws -> [[RecordedEvent]] {
+        let insert = AppendStatements.insert(AppendStatements.Rows(commands.flatMap { $0 }))
+        let rows = alongside.isEmpty
+            ? try connection.query(insert, resultFormat: .binary)
+            : try connection.pipeline(alongside + [insert], resultFormat: .binary)[alongside.count]
+        let inserted = try rows.map { try RecordedEvent(row: $0) }
         return split(inserted.sorted { $0.position < $1.position }, by: commands)
     }
 
@@ -78,11 +82,13 @@ enum Appender {
     }
 
     /// Whether a failed append may be retried as it is: a concurrent append of the same event id
-    /// or key (the retry finds the original), or a lost connection (the retry finds out whether
-    /// the batch committed, by the ids).
+    /// or key (the retry finds the original), a lost connection (the retry finds out whether
+    /// the batch committed, by the ids), or a deadlock (statements `alongside` a command wait
+    /// on each other's uncommitted rows when two transactions store the same documents).
     static func isRetryable(_ error: any Error) -> Bool {
         if error.isPostgresConnectionError { return true }
         guard let postgres = error as? PostgresError else { return false }
+        if postgres.sqlState?.isTransactionRollback == true { return true }
         return postgres.sqlState == .uniqueViolation
             && (postgres.constraint == "events_event_id_key" || postgres.constraint == "events_idempotency_key_key")
     }

@@ -31,9 +31,15 @@ public final class EventStore: Sendable {
     }
 
     /// Appends to several streams in one transaction: all commit, or none does.
+    ///
+    /// `alongside` are writes of the caller's own tables that must commit with these events
+    /// (the evidence they cite): they run in the same transaction, before the events, so an
+    /// event never commits without them, and a group-committed batch costs them no transaction
+    /// of their own. They must not touch the log and must be idempotent (`ON CONFLICT DO
+    /// NOTHING`): when a batch fails, each command runs again on its own.
     @discardableResult
-    public func append(_ appends: [StreamAppend]) async throws -> [RecordedEvent] {
-        try await committer.append(appends)
+    public func append(_ appends: [StreamAppend], alongside: [SQL] = []) async throws -> [RecordedEvent] {
+        try await committer.append(appends, alongside: alongside)
     }
 
     /// Appends inside the caller's transaction on `connection`, so events commit together with
@@ -45,13 +51,14 @@ public final class EventStore: Sendable {
 
     /// One command in a transaction of its own, retried once when a concurrent append of the
     /// same ids got in first or the connection dropped (the retry returns the original events).
-    static func appendAlone(_ command: [StreamAppend], pool: ConnectionPool) async throws -> [RecordedEvent] {
+    static func appendAlone(_ command: [StreamAppend], alongside: [SQL] = [], pool: ConnectionPool) async throws -> [RecordedEvent] {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await pool.withTransaction { connection in
-                    try Appender.appendCommand(command, on: connection)
+                    _ = try connection.pipeline(alongside)
+                    return try Appender.appendCommand(command, on: connection)
                 }
             } catch where attempt < 3 && Appender.isRetryable(error) {
                 continue

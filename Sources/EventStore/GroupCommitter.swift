@@ -14,6 +14,8 @@ import Postgres
 final class GroupCommitter: Sendable {
     struct Pending {
         var command: [StreamAppend]
+        /// The caller's statements that commit with the command (`EventStore.append`).
+        var alongside: [SQL]
         var continuation: CheckedContinuation<[RecordedEvent], any Error>
         var eventCount: Int { command.reduce(0) { $0 + $1.events.count } }
     }
@@ -54,11 +56,11 @@ final class GroupCommitter: Sendable {
     }
 
     /// Appends one command durably; returns when its batch has committed.
-    func append(_ command: [StreamAppend]) async throws -> [RecordedEvent] {
+    func append(_ command: [StreamAppend], alongside: [SQL] = []) async throws -> [RecordedEvent] {
         try Appender.validate(command)
         return try await withCheckedThrowingContinuation { continuation in
             queue.condition.lock()
-            queue.pending.append(Pending(command: command, continuation: continuation))
+            queue.pending.append(Pending(command: command, alongside: alongside, continuation: continuation))
             let startWriter = !queue.writing
             queue.writing = true
             queue.condition.signal()
@@ -97,7 +99,7 @@ final class GroupCommitter: Sendable {
             let results: [[RecordedEvent]]
             let started = ContinuousClock.now
             do {
-                results = try Appender.insertBatch(batch.map(\.command), on: connection)
+                results = try Appender.insertBatch(batch.map(\.command), alongside: batch.flatMap(\.alongside), on: connection)
                 let took = ContinuousClock.now - started
                 queue.condition.lock()
                 queue.statistics.committing += took
@@ -156,7 +158,7 @@ final class GroupCommitter: Sendable {
     private func commitOneByOne(_ batch: [Pending]) async {
         for pending in batch {
             do {
-                pending.continuation.resume(returning: try await EventStore.appendAlone(pending.command, pool: pool))
+                pending.continuation.resume(returning: try await EventStore.appendAlone(pending.command, alongside: pending.alongside, pool: pool))
             } catch {
                 pending.continuation.resume(throwing: error)
             }

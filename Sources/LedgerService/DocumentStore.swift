@@ -40,7 +40,8 @@ public struct DocumentStore: Sendable {
     }
 
     /// The statement that stores `bytes` under its name unless already stored, with that name:
-    /// for writers that store documents inside a transaction of their own (imports).
+    /// for writers that store documents in the transaction of the events citing them (receipts
+    /// and Apple's answers go `alongside` their append; imports in their own transaction).
     static func insert(_ bytes: [UInt8], kind: String) -> (name: String, statement: SQL) {
         let digest = Array(SHA256.hash(data: bytes))
         return (Hex.encode(digest), .prepared("""

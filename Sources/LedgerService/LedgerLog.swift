@@ -25,11 +25,12 @@ public struct LedgerLog: Sendable {
         self.store = store
     }
 
-    /// Appends every `LedgerAppend` in one transaction: all or nothing. Throws
+    /// Appends every `LedgerAppend` in one transaction: all or nothing, `alongside` included
+    /// (the documents the events cite, `EventStore.append`). Throws
     /// `EventStoreError.wrongExpectedVersion` when another decision got to a stream first.
     @discardableResult
-    public func append(_ appends: [LedgerAppend], metadata: RequestMetadata) async throws -> [RecordedEvent] {
-        try await store.append(try Self.streamAppends(appends, metadata: metadata))
+    public func append(_ appends: [LedgerAppend], metadata: RequestMetadata, alongside: [SQL] = []) async throws -> [RecordedEvent] {
+        try await store.append(try Self.streamAppends(appends, metadata: metadata), alongside: alongside)
     }
 
     /// Appends through COPY on `connection`, in the caller's transaction (imports).

@@ -2,6 +2,7 @@ import AppStore
 import EventStore
 import Foundation
 import Ledger
+import Postgres
 
 extension PurchaseService {
     /// `POST /v1/receipts`: records the receipt, asks Apple, and records what was decided.
@@ -49,15 +50,16 @@ extension PurchaseService {
         }
     }
 
-    /// Stores the proof and appends `ReceiptSubmitted` as the submission stream's first event.
+    /// Appends `ReceiptSubmitted` as the submission stream's first event, the proof it cites
+    /// stored in the same transaction.
     func record(_ submission: Submission, kind: SubmissionKind, document: [UInt8], documentKind: String, metadata: RequestMetadata) async throws {
-        let name = try await documents.put(document, kind: documentKind)
+        let proof = DocumentStore.insert(document, kind: documentKind)
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: submission.userId, orderId: submission.orderId,
-            transactionId: submission.transactionId, kind: kind, documentSha256: name, submittedAtMs: clock())
+            transactionId: submission.transactionId, kind: kind, documentSha256: proof.name, submittedAtMs: clock())
         try await log.append(
             [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .noStream, events: [.receiptSubmitted(submitted)])],
-            metadata: metadata)
+            metadata: metadata, alongside: [proof.statement])
     }
 
     /// Asks Apple about a recorded receipt and records every attempt and the outcome, the
@@ -77,7 +79,7 @@ extension PurchaseService {
             return .rejected(.receiptInvalid, rejection.message)
         }
         outcome.attempts.forEach(onAppleAttempt)
-        let responded = try await recordAttempts(outcome.attempts, submissionId: submission.submissionId)
+        let (responded, bodies) = appleResponded(outcome.attempts, submissionId: submission.submissionId)
         switch outcome.verdict {
         case .valid, .expiredButDecoded:
             guard let response = outcome.response else {
@@ -86,12 +88,14 @@ extension PurchaseService {
             let fallback = outcome.endpoint == .sandbox ? "Sandbox" : "Production"
             let evidence = Evidence(response: response, environmentFallback: fallback)
             return try await decideAndRecord(
-                submission, evidence: evidence, submissionVersion: submissionVersion, leadingEvents: responded, metadata: metadata)
+                submission, evidence: evidence, submissionVersion: submissionVersion, leadingEvents: responded, documents: bodies,
+                metadata: metadata)
         case .permanent(let cause):
             let rejection = DeliveryRejected(
                 submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid,
                 message: "Apple refused the receipt: \(cause)")
-            return try await close(submission, at: submissionVersion, with: responded + [.deliveryRejected(rejection)], metadata: metadata)
+            return try await close(
+                submission, at: submissionVersion, with: responded + [.deliveryRejected(rejection)], documents: bodies, metadata: metadata)
         case .retryLater(let cause), .configurationAlarm(let cause):
             if case .configurationAlarm = outcome.verdict {
                 logger.critical("verifyReceipt says our configuration is wrong (shared secret?); receipts stay pending", metadata: ["cause": "\(cause)"])
@@ -101,17 +105,20 @@ extension PurchaseService {
                 submissionId: submission.submissionId, reason: cause.description, attempt: attempt,
                 retryAfterSeconds: configuration.retry.clientRetryAfterSeconds,
                 nextAttemptAtMs: PurchaseService.wallClockMs() + Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))
-            return try await close(submission, at: submissionVersion, with: responded + [.verificationPending(pending)], metadata: metadata)
+            return try await close(
+                submission, at: submissionVersion, with: responded + [.verificationPending(pending)], documents: bodies, metadata: metadata)
         }
     }
 
-    /// Appends events to the submission's stream only; a conflict means another worker or
-    /// request settled it, whose answer is returned.
-    private func close(_ submission: Submission, at version: Int64, with events: [LedgerEvent], metadata: RequestMetadata) async throws -> SubmissionOutcome {
+    /// Appends events to the submission's stream only, with the `documents` they cite; a
+    /// conflict means another worker or request settled it, whose answer is returned.
+    private func close(
+        _ submission: Submission, at version: Int64, with events: [LedgerEvent], documents: [SQL], metadata: RequestMetadata
+    ) async throws -> SubmissionOutcome {
         do {
             try await log.append(
                 [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .exactly(version), events: events)],
-                metadata: metadata)
+                metadata: metadata, alongside: documents)
         } catch EventStoreError.Code.wrongExpectedVersion {
             if let settled = try await settledOutcome(of: submission, after: version) { return settled }
             throw LedgerServiceError(.invalidRequest, "submission \(submission.submissionId) changed while it was being decided")
@@ -121,12 +128,12 @@ extension PurchaseService {
         return .pending(retryAfterSeconds: configuration.retry.clientRetryAfterSeconds)
     }
 
-    /// Stores each attempt's body and returns the `AppleResponded` events citing them.
-    func recordAttempts(_ attempts: [VerifyReceiptAttempt], submissionId: String) async throws -> [LedgerEvent] {
-        let bodies = attempts.filter { !$0.body.isEmpty }.map { (bytes: Array($0.body), kind: "apple_response") }
-        let names = try await documents.put(bodies)
-        var next = names.makeIterator()
-        return attempts.map { attempt in
+    /// The `AppleResponded` event of each attempt, and the statements storing the bodies they
+    /// cite, for the append that records them (the bodies commit with the events).
+    func appleResponded(_ attempts: [VerifyReceiptAttempt], submissionId: String) -> (events: [LedgerEvent], documents: [SQL]) {
+        let bodies = attempts.filter { !$0.body.isEmpty }.map { DocumentStore.insert(Array($0.body), kind: "apple_response") }
+        var next = bodies.map(\.name).makeIterator()
+        let events: [LedgerEvent] = attempts.map { attempt in
             let name = attempt.body.isEmpty ? nil : next.next()
             let latency = attempt.latency.components
             return .appleResponded(AppleResponded(
@@ -135,5 +142,6 @@ extension PurchaseService {
                 startedAtMs: Int64((attempt.startedAt.timeIntervalSince1970 * 1000).rounded(.down)), documentSha256: name,
                 failure: attempt.failure?.code.rawValue))
         }
+        return (events, bodies.map(\.statement))
     }
 }

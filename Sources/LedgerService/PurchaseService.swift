@@ -73,10 +73,11 @@ public final class PurchaseService: Sendable {
     // MARK: - Deciding
 
     /// Decides `submission` against `evidence` and appends the decision together with
-    /// `submissionEvents` (which close or continue the submission's stream at `submissionVersion`).
-    /// When another decision got to one of the streams first, loads again and decides again.
+    /// `leadingEvents` (which continue the submission's stream at `submissionVersion`) and the
+    /// `documents` they cite. When another decision got to one of the streams first, loads
+    /// again and decides again.
     func decideAndRecord(
-        _ submission: Submission, evidence: Evidence, submissionVersion: Int64, leadingEvents: [LedgerEvent],
+        _ submission: Submission, evidence: Evidence, submissionVersion: Int64, leadingEvents: [LedgerEvent], documents: [SQL] = [],
         metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         var attempt = 0
@@ -88,7 +89,7 @@ public final class PurchaseService: Sendable {
                 stream: Streams.submission(submission.submissionId), expectation: .exactly(submissionVersion),
                 events: leadingEvents + decision.closingEvents(for: submission))
             do {
-                try await log.append([closing] + decision.appends, metadata: metadata)
+                try await log.append([closing] + decision.appends, metadata: metadata, alongside: documents)
                 return SubmissionOutcome(decision.outcome)
             } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
                 // Someone else decided first. If it was about this very submission (the retry

@@ -13,7 +13,8 @@ extension Connection {
     /// Without an explicit BEGIN, the statements up to the sync form one implicit transaction:
     /// when one fails, the statements after it are skipped, those before it are rolled back,
     /// and the first error is thrown. The connection stays usable either way.
-    public func pipeline(_ statements: [SQL]) throws -> [PostgresRows] {
+    /// `resultFormat` applies to every statement's rows (`.binary` as for `query`).
+    public func pipeline(_ statements: [SQL], resultFormat: PostgresFormat = .text) throws -> [PostgresRows] {
         guard !statements.isEmpty else { return [] }
         let pgconn = try handle()
         guard PQenterPipelineMode(pgconn) == 1 else {
@@ -49,9 +50,9 @@ extension Connection {
                         throw error(from: nil, sql: sql.text)
                     }
                     let queued = if let name = sql.preparedName {
-                        PQsendQueryPrepared(pgconn, name, count, values, lengths, formats, PostgresFormat.text.rawValue)
+                        PQsendQueryPrepared(pgconn, name, count, values, lengths, formats, resultFormat.rawValue)
                     } else {
-                        PQsendQueryParams(pgconn, sql.text, count, types, values, lengths, formats, PostgresFormat.text.rawValue)
+                        PQsendQueryParams(pgconn, sql.text, count, types, values, lengths, formats, resultFormat.rawValue)
                     }
                     guard queued == 1 else { throw error(from: nil, sql: sql.text) }
                 }
