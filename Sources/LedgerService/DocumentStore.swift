@@ -16,32 +16,11 @@ public struct DocumentStore: Sendable {
         Hex.encode(SHA256.hash(data: Array(bytes)))
     }
 
-    /// Stores `bytes` unless already stored; returns its name.
-    ///
-    /// Durable with the next event: the insert commits without waiting for its WAL flush, and
-    /// WAL is flushed in order, so the durable commit of the event that cites the document
-    /// (always appended after this returns) flushes the document too. A crash before that event
-    /// may lose the document, but then nothing cites it and the client has had no answer. This
-    /// saves each receipt two fsync waits out of four (BENCHMARKS.md).
-    @discardableResult
-    public func put(_ bytes: [UInt8], kind: String) async throws -> String {
-        try await put([(bytes: bytes, kind: kind)])[0]
-    }
-
-    /// Several documents in one round trip, durable with the next event as `put(_:kind:)`.
-    public func put(_ documents: [(bytes: [UInt8], kind: String)]) async throws -> [String] {
-        guard !documents.isEmpty else { return [] }
-        let inserts = documents.map { Self.insert($0.bytes, kind: $0.kind) }
-        // One round trip: the statements travel together and commit together (pipeline mode,
-        // one implicit transaction), the first making that transaction's commit asynchronous.
-        let statements: [SQL] = [.commitWithoutWaitingForFlush] + inserts.map(\.statement)
-        try await pool.withConnection { connection in _ = try connection.pipeline(statements) }
-        return inserts.map(\.name)
-    }
-
-    /// The statement that stores `bytes` under its name unless already stored, with that name:
-    /// for writers that store documents in the transaction of the events citing them (receipts
-    /// and Apple's answers go `alongside` their append; imports in their own transaction).
+    /// The statement that stores `bytes` under its name unless already stored, with that name.
+    /// A document commits in the transaction of the events citing it: receipts, Apple's answers
+    /// and notifications go `alongside` their append (`LedgerLog.append`), and imports write
+    /// both in their own transaction. So no event commits without its document, and a document
+    /// costs no transaction of its own.
     static func insert(_ bytes: [UInt8], kind: String) -> (name: String, statement: SQL) {
         let digest = Array(SHA256.hash(data: bytes))
         return (Hex.encode(digest), .prepared("""

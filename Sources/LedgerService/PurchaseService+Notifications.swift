@@ -2,6 +2,7 @@ import AppStore
 import EventStore
 import Foundation
 import Ledger
+import Postgres
 
 /// What became of a notification Apple posted.
 public enum NotificationOutcome: Sendable, Hashable {
@@ -68,13 +69,16 @@ extension PurchaseService {
                 consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock())
             evidence = Self.evidence(of: notification)
         }
+        let document = DocumentStore.insert(Array(body), kind: "notification_\(received.version)").statement
         return try await mappingDatabaseErrors {
-            try await documents.put(Array(body), kind: "notification_\(received.version)")
-            return try await recordNotification(received, evidence: evidence, metadata: metadata)
+            try await recordNotification(received, document: document, evidence: evidence, metadata: metadata)
         }
     }
 
-    private func recordNotification(_ received: AppleNotificationReceived, evidence: Evidence?, metadata: RequestMetadata) async throws -> NotificationOutcome {
+    /// Appends the notification and what it shows, with its body (`document`) in the same transaction.
+    private func recordNotification(
+        _ received: AppleNotificationReceived, document: SQL, evidence: Evidence?, metadata: RequestMetadata
+    ) async throws -> NotificationOutcome {
         let stream = Streams.notification(received.notificationId)
         var attempt = 0
         while true {
@@ -87,7 +91,7 @@ extension PurchaseService {
             do {
                 try await log.append(
                     [LedgerAppend(stream: stream, expectation: .noStream, events: [.appleNotificationReceived(received)])] + effects,
-                    metadata: metadata)
+                    metadata: metadata, alongside: [document])
                 return .recorded(id: received.notificationId)
             } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
                 if try await !log.store.read(stream: stream, limit: 1).isEmpty { return .duplicate(id: received.notificationId) }

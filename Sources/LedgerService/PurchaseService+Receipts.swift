@@ -88,14 +88,14 @@ extension PurchaseService {
             let fallback = outcome.endpoint == .sandbox ? "Sandbox" : "Production"
             let evidence = Evidence(response: response, environmentFallback: fallback)
             return try await decideAndRecord(
-                submission, evidence: evidence, submissionVersion: submissionVersion, leadingEvents: responded, documents: bodies,
+                submission, evidence: evidence, submissionVersion: submissionVersion, leadingEvents: responded, citedDocuments: bodies,
                 metadata: metadata)
         case .permanent(let cause):
             let rejection = DeliveryRejected(
                 submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid,
                 message: "Apple refused the receipt: \(cause)")
             return try await close(
-                submission, at: submissionVersion, with: responded + [.deliveryRejected(rejection)], documents: bodies, metadata: metadata)
+                submission, at: submissionVersion, with: responded + [.deliveryRejected(rejection)], citedDocuments: bodies, metadata: metadata)
         case .retryLater(let cause), .configurationAlarm(let cause):
             if case .configurationAlarm = outcome.verdict {
                 logger.critical("verifyReceipt says our configuration is wrong (shared secret?); receipts stay pending", metadata: ["cause": "\(cause)"])
@@ -106,19 +106,19 @@ extension PurchaseService {
                 retryAfterSeconds: configuration.retry.clientRetryAfterSeconds,
                 nextAttemptAtMs: PurchaseService.wallClockMs() + Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))
             return try await close(
-                submission, at: submissionVersion, with: responded + [.verificationPending(pending)], documents: bodies, metadata: metadata)
+                submission, at: submissionVersion, with: responded + [.verificationPending(pending)], citedDocuments: bodies, metadata: metadata)
         }
     }
 
-    /// Appends events to the submission's stream only, with the `documents` they cite; a
+    /// Appends events to the submission's stream only, with the documents they cite; a
     /// conflict means another worker or request settled it, whose answer is returned.
     private func close(
-        _ submission: Submission, at version: Int64, with events: [LedgerEvent], documents: [SQL], metadata: RequestMetadata
+        _ submission: Submission, at version: Int64, with events: [LedgerEvent], citedDocuments: [SQL], metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         do {
             try await log.append(
                 [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .exactly(version), events: events)],
-                metadata: metadata, alongside: documents)
+                metadata: metadata, alongside: citedDocuments)
         } catch EventStoreError.Code.wrongExpectedVersion {
             if let settled = try await settledOutcome(of: submission, after: version) { return settled }
             throw LedgerServiceError(.invalidRequest, "submission \(submission.submissionId) changed while it was being decided")

@@ -74,10 +74,10 @@ public final class PurchaseService: Sendable {
 
     /// Decides `submission` against `evidence` and appends the decision together with
     /// `leadingEvents` (which continue the submission's stream at `submissionVersion`) and the
-    /// `documents` they cite. When another decision got to one of the streams first, loads
+    /// `citedDocuments` they cite. When another decision got to one of the streams first, loads
     /// again and decides again.
     func decideAndRecord(
-        _ submission: Submission, evidence: Evidence, submissionVersion: Int64, leadingEvents: [LedgerEvent], documents: [SQL] = [],
+        _ submission: Submission, evidence: Evidence, submissionVersion: Int64, leadingEvents: [LedgerEvent], citedDocuments: [SQL] = [],
         metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         var attempt = 0
@@ -89,7 +89,7 @@ public final class PurchaseService: Sendable {
                 stream: Streams.submission(submission.submissionId), expectation: .exactly(submissionVersion),
                 events: leadingEvents + decision.closingEvents(for: submission))
             do {
-                try await log.append([closing] + decision.appends, metadata: metadata, alongside: documents)
+                try await log.append([closing] + decision.appends, metadata: metadata, alongside: citedDocuments)
                 return SubmissionOutcome(decision.outcome)
             } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
                 // Someone else decided first. If it was about this very submission (the retry
