@@ -49,8 +49,9 @@ public final class EventStore: Sendable {
         try Appender.appendCommand(appends, on: connection)
     }
 
-    /// One command in a transaction of its own, retried once when a concurrent append of the
-    /// same ids got in first or the connection dropped (the retry returns the original events).
+    /// One command, after its `alongside` statements, in a transaction of its own; tried up to
+    /// three times when a concurrent append of the same ids got in first, the connection
+    /// dropped (a retry returns the original events) or the transaction hit a deadlock.
     static func appendAlone(_ command: [StreamAppend], alongside: [SQL] = [], pool: ConnectionPool) async throws -> [RecordedEvent] {
         var attempt = 0
         while true {
