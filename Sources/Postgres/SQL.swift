@@ -52,8 +52,7 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
 
     /// Makes the rest of the current transaction (an explicit one, or a pipeline's implicit
     /// one) commit without waiting for its WAL flush: `SET LOCAL synchronous_commit = off`,
-    /// prepared. For writes whose durability a later durable commit carries (WAL flushes in
-    /// order), or that can be rebuilt.
+    /// prepared. For writes that can be rebuilt if a crash loses them (read models).
     public static let commitWithoutWaitingForFlush: SQL = .prepared("SELECT set_config('synchronous_commit', 'off', true)")
 
     /// The SQL text only: parameter values are never shown.

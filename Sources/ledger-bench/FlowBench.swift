@@ -14,12 +14,12 @@ import X509
 /// `Tools/bench flow`: `POST /v1/receipts` through the real HTTP server from `clients`
 /// concurrent clients, the simulator answering verifyReceipt at once over loopback HTTP, and
 /// PostgreSQL durable. Every purchase is ordered and bought before the clock starts, so only the
-/// receipts are timed. Prints "RATE P50_MS P99_MS DELIVERED".
+/// receipts are timed. Returns "RATE P50_MS P99_MS DELIVERED".
 enum FlowBench {
     static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}]}"#
     static let token = "bench-app-token"
 
-    static func run(conninfo: String, clients: Int, seconds: Double) async throws {
+    static func run(conninfo: String, clients: Int, seconds: Double) async throws -> String {
         var logger = Logger(label: "bench.flow")
         logger.logLevel = .error
         // A schema of this round's own: the simulator's ids start afresh in every process.
@@ -59,7 +59,7 @@ enum FlowBench {
         try await apple.stop()
         await pool.close()
 
-        print(String(format: "%.0f %.2f %.2f %d", rate, p50, p99, delivered))
+        return String(format: "%.0f %.2f %.2f %d", rate, p50, p99, delivered)
     }
 
     private static func prepare(count: Int, server: RunningLedgerServer, simulator: AppleSimulator) async throws -> [(user: String, receipt: String, transaction: String)] {

@@ -9,15 +9,16 @@ import NIOCore
 /// The floor under `flow`: the same clients, receipts and simulator, but a server that only does
 /// what any server of this flow must (read the request, ask verifyReceipt over HTTP, decode
 /// Apple's answer, reply) and touches no database. What it reaches on this machine bounds what
-/// the ledger can reach, whatever its database work costs. Prints "RATE P50_MS P99_MS".
+/// the ledger can reach, whatever its database work costs. Returns "RATE P50_MS P99_MS".
 enum FlowFloorBench {
+    /// `POST /v1/receipts`'s body, decoded whole as the ledger decodes it.
     private struct Submission: Decodable {
-        var user_id: String
-        var receipt_data: String
-        var transaction_id: String?
+        var userId: String
+        var receiptData: String
+        var transactionId: String?
     }
 
-    static func run(clients: Int, seconds: Double) async throws {
+    static func run(clients: Int, seconds: Double) async throws -> String {
         var logger = Logger(label: "bench.flow-floor")
         logger.logLevel = .error
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
@@ -26,13 +27,15 @@ enum FlowFloorBench {
             configuration: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
             transport: HTTPVerifyReceiptTransport(httpClient: appleClient), logger: logger)
 
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
         let router = Router()
         router.post("/v1/receipts") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
-            let submission = try JSONDecoder().decode(Submission.self, from: body)
-            let outcome = try await verifier.verify(receiptData: submission.receipt_data)
+            let submission = try decoder.decode(Submission.self, from: body)
+            let outcome = try await verifier.verify(receiptData: submission.receiptData)
             guard outcome.verdict == .valid,
-                outcome.response?.receipt?.inApp.contains(where: { $0.transactionID == submission.transaction_id }) == true
+                outcome.response?.receipt?.inApp.contains(where: { $0.transactionID == submission.transactionId }) == true
             else { return Response(status: .unprocessableContent) }
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
@@ -56,6 +59,6 @@ enum FlowFloorBench {
         await stop()
         try await appleClient.shutdown()
         try await apple.stop()
-        print(String(format: "%.0f %.2f %.2f", rate, p50, p99))
+        return String(format: "%.0f %.2f %.2f", rate, p50, p99)
     }
 }

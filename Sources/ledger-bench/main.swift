@@ -39,14 +39,14 @@ case "flow":
         FileHandle.standardError.write(Data("usage: ledger-bench flow CLIENTS SECONDS (with DATABASE_URL)\n".utf8))
         exit(2)
     }
-    try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds)
+    print(try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds))
 case "flow-floor":
     // ledger-bench flow-floor CLIENTS SECONDS: the flow's HTTP parts alone, no database.
     guard arguments.count == 3, let clients = Int(arguments[1]), let seconds = Double(arguments[2]) else {
         FileHandle.standardError.write(Data("usage: ledger-bench flow-floor CLIENTS SECONDS\n".utf8))
         exit(2)
     }
-    try await FlowFloorBench.run(clients: clients, seconds: seconds)
+    print(try await FlowFloorBench.run(clients: clients, seconds: seconds))
 case "replay-grow":
     // ledger-bench replay-grow EVENTS: grows the demo-mix log to EVENTS events.
     guard arguments.count == 2, let events = Int64(arguments[1]), let conninfo = environment["DATABASE_URL"] else {
