@@ -11,8 +11,10 @@ let package = Package(
         .library(name: "Postgres", targets: ["Postgres"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "AppStore", targets: ["AppStore"]),
+        .library(name: "AppStoreClient", targets: ["AppStoreClient"]),
         .library(name: "AppleSimulator", targets: ["AppleSimulator"]),
         .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "LedgerStore", targets: ["LedgerStore"]),
         .library(name: "LedgerService", targets: ["LedgerService"]),
         .library(name: "LedgerHTTP", targets: ["LedgerHTTP"]),
     ],
@@ -63,12 +65,22 @@ let package = Package(
             path: "Schema",
             resources: [.copy("migrations")]
         ),
+        // Apple's formats: models, decoding, signed-data verification at a given time. No
+        // network: the domain (Ledger) depends on this alone, and the compiler keeps it so.
         .target(
             name: "AppStore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Apple's services asked over HTTP: verifyReceipt (and the App Store Server API next).
+        .target(
+            name: "AppStoreClient",
+            dependencies: [
+                "AppStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -92,11 +104,20 @@ let package = Package(
         ),
         // The domain, pure: events, decisions, projections as folds. No I/O.
         .target(name: "Ledger", dependencies: ["AppStore"]),
+        // The ledger's log: typed appends, and every question the flow asks of `events` and
+        // `documents` (LedgerReads). The only module above EventStore that writes SQL on them.
+        .target(
+            name: "LedgerStore",
+            dependencies: [
+                "Ledger", "EventStore", "Postgres", "AppStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The purchase flow wired to the store and Apple: commands, retry worker, projection runner.
         .target(
             name: "LedgerService",
             dependencies: [
-                "Ledger", "EventStore", "Postgres", "AppStore",
+                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
@@ -105,7 +126,7 @@ let package = Package(
         .target(
             name: "LedgerHTTP",
             dependencies: [
-                "LedgerService", "Ledger", "EventStore", "Postgres", "AppStore",
+                "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -122,7 +143,7 @@ let package = Package(
         .target(
             name: "PurchaseLedgerCLI",
             dependencies: [
-                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppleSimulator", "Ledger", "LedgerService", "LedgerHTTP",
+                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerService", "LedgerHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -133,7 +154,7 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore", "AppleSimulator", "Ledger", "LedgerService", "LedgerHTTP",
+                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerService", "LedgerHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -156,18 +177,18 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "TestSupport"]),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")]
+            dependencies: ["AppStore", "AppStoreClient", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")]
         ),
         .testTarget(
             name: "AppleSimulatorTests",
-            dependencies: ["AppleSimulator", "AppStore", "TestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Postgres", "EventStore"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"]),
         .testTarget(
             name: "LedgerHTTPTests",
             dependencies: [
-                "LedgerHTTP", "LedgerService", "Ledger", "EventStore", "Postgres", "AppStore", "AppleSimulator", "TestSupport", "EmbeddedPostgres",
+                "LedgerHTTP", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "EmbeddedPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

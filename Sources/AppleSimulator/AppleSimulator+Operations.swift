@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// The device's and Apple's actions. Each mutates state under the lock, then posts the
@@ -78,8 +79,7 @@ extension AppleSimulator {
     /// - Returns: the simulated now afterwards, milliseconds since 1970 (UTC).
     @discardableResult
     public func advance(by duration: Duration) async throws -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let milliseconds = Millis.of(duration)
         let settings = notificationSettings
         let notifications = try core.withLock { core in
             var built: [OutgoingNotification] = []

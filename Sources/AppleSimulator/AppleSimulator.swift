@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import Foundation
 import Logging
@@ -34,7 +35,7 @@ public final class AppleSimulator: Sendable {
         self.logger = logger
         self.certificateAuthority = try SimulatorCertificateAuthority(
             validFrom: min(configuration.start, Date()), validUntil: max(configuration.start, Date()))
-        let startMs = Int64((configuration.start.timeIntervalSince1970 * 1000).rounded(.down))
+        let startMs = Millis.of(configuration.start)
         self.core = Mutex(
             Core(
                 state: SimulatorState(nowMs: startMs, bundleId: configuration.bundleId, products: configuration.products),

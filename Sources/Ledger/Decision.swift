@@ -23,6 +23,15 @@ public struct Decision: Sendable, Hashable {
         self.appleAccount = appleAccount
     }
 
+    /// Every append that records this decision: the submission's own stream first (its
+    /// `leading` events, then the closing ones, appended at `expectation`), then the other
+    /// streams. The one way a decision becomes appends, for live submissions, the retry worker
+    /// and imports alike.
+    public func appends(for submission: Submission, expecting expectation: LedgerAppend.Expectation, after leading: [LedgerEvent]) -> [LedgerAppend] {
+        [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: expectation, events: leading + closingEvents(for: submission))]
+            + appends
+    }
+
     /// The events that close the submission's stream.
     public func closingEvents(for submission: Submission) -> [LedgerEvent] {
         (appleAccount.map { [LedgerEvent.appleAccountObserved($0)] } ?? []) + [closingEvent(for: submission)]

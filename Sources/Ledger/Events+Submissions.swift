@@ -120,6 +120,8 @@ public enum RejectionCode: String, Sendable, Hashable, Codable, CaseIterable {
     case transactionNotInReceipt = "transaction_not_in_receipt"
     case unknownProduct = "unknown_product"
     case ownedByAnotherUser = "owned_by_another_user"
+    /// Apple's verified answer shows the transaction refunded or revoked: nothing to deliver.
+    case transactionRefunded = "transaction_refunded"
 }
 
 /// The original transactions one receipt of this app listed together: they belong to one Apple

@@ -3,18 +3,14 @@
 /// result with the expected versions it carries, and decides again if another decision won.
 public enum PurchaseDecider {
     /// Decides a submission whose evidence Apple vouched for (status 0 or 21006, or a verified
-    /// signed transaction).
-    /// `requireOrders: false` (history imports) delivers every new purchase of a receipt without
-    /// a transaction id to the submitting user, with or without an order.
-    public static func decide(_ submission: Submission, evidence: Evidence, context: PurchaseContext, requireOrders: Bool = true) -> Decision {
-        if let bundle = evidence.bundleId, bundle != context.bundleId {
-            return reject(.bundleIdMismatch, "the receipt is for bundle \(bundle), not \(context.bundleId)")
-        }
-        if evidence.bundleId == nil {
-            return reject(.bundleIdMismatch, "Apple's answer names no bundle id")
+    /// signed transaction). Receipts, signed transactions, the retry worker and history imports
+    /// all come through here, so one rule holds on every path.
+    public static func decide(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
+        if let refusal = AppCheck.refusal(of: evidence, bundleId: context.bundleId) {
+            return reject(.bundleIdMismatch, refusal)
         }
         let account = appleAccount(of: evidence, submissionId: submission.submissionId)
-        var decision = decideForApp(submission, evidence: evidence, context: context, requireOrders: requireOrders)
+        var decision = decideForApp(submission, evidence: evidence, context: context)
         decision.appleAccount = account
         return decision
     }
@@ -29,26 +25,30 @@ public enum PurchaseDecider {
     }
 
     /// `decide` once the evidence is known to be this app's.
-    static func decideForApp(_ submission: Submission, evidence: Evidence, context: PurchaseContext, requireOrders: Bool) -> Decision {
+    static func decideForApp(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
         var work = Work(submission: submission, evidence: evidence, context: context)
         if let transactionId = submission.transactionId {
             guard let entry = evidence.entry(transactionId) else {
                 return work.rejecting(.transactionNotInReceipt, "transaction \(transactionId) is not in the receipt Apple verified")
             }
-            if let rejection = work.deliver(entry, requireOrder: false) {
-                return work.rejecting(rejection.0, rejection.1)
+            if case .refused(let code, let message) = work.deliver(entry) {
+                return work.rejecting(code, message)
             }
         } else {
-            var refusedAsOwned: (RejectionCode, String)?
+            // The first refusal of each kind: when nothing is delivered, the answer names why.
+            var refusals: [RejectionCode: String] = [:]
             // Oldest first: `in_app` is not sorted, and a subscription's first purchase must take
             // the order and the ownership before its renewals are seen as renewals.
             for entry in work.entries where entry.inApp && !work.isRenewal(entry) {
-                if let refusal = work.deliver(entry, requireOrder: requireOrders), refusal.0 == .ownedByAnotherUser {
-                    refusedAsOwned = refusedAsOwned ?? refusal
+                if case .refused(let code, let message) = work.deliver(entry), refusals[code] == nil {
+                    refusals[code] = message
                 }
             }
-            if work.delivered.isEmpty, work.already.isEmpty, let refusal = refusedAsOwned {
-                return work.rejecting(refusal.0, refusal.1)
+            if work.delivered.isEmpty, work.already.isEmpty {
+                // The most telling reason first: the client can act on an owner or a catalog gap.
+                for code in [RejectionCode.ownedByAnotherUser, .unknownProduct, .transactionRefunded] {
+                    if let message = refusals[code] { return work.rejecting(code, message) }
+                }
             }
         }
         work.recordRenewalsRefundsAndObservations(source: submission.submissionId)
@@ -59,7 +59,7 @@ public enum PurchaseDecider {
             return Decision(outcome: .alreadyDelivered(work.already), appends: work.appends)
         }
         return Decision(
-            outcome: .rejected(.transactionNotInReceipt, "no undelivered transaction in the receipt matches an open order of user \(submission.userId)"),
+            outcome: .rejected(.transactionNotInReceipt, "the receipt lists no purchase made on the device that the ledger has not delivered"),
             appends: work.appends)
     }
 
@@ -119,12 +119,23 @@ struct Work {
         return entry.transactionId != entry.originalTransactionId && owners[entry.originalTransactionId] != nil
     }
 
-    /// Delivers one entry to the submitting user, or says why not. With `requireOrder`, an entry
-    /// that matches none of the user's open orders is left alone.
-    mutating func deliver(_ entry: EvidenceEntry, requireOrder: Bool) -> (RejectionCode, String)? {
+    /// What `deliver` did with one entry.
+    enum EntryVerdict: Equatable {
+        /// Recorded as delivered (or transferred) to the submitting user by this decision.
+        case delivered
+        /// Delivered to this user before; it stands.
+        case alreadyDelivered
+        /// Not delivered, for the reason given (the answer's code when nothing else is delivered).
+        case refused(RejectionCode, String)
+    }
+
+    /// Delivers one entry to the submitting user, or says why not. An entry that matches none of
+    /// the user's open orders is delivered to the user all the same, its reason recorded as
+    /// `no_order` (ARCHITECTURE §4): the user paid Apple for it.
+    mutating func deliver(_ entry: EvidenceEntry) -> EntryVerdict {
         let user = submission.userId
         guard let product = context.catalog[entry.productId] else {
-            return (.unknownProduct, "product \(entry.productId) is not in the catalog")
+            return .refused(.unknownProduct, "product \(entry.productId) is not in the catalog")
         }
         let owner = owners[entry.originalTransactionId]
         if let previous = context.transactions[entry.transactionId] {
@@ -132,19 +143,15 @@ struct Work {
                 // Delivered to this user before (or transferred to them since): it stands.
                 already.append(previous.delivery)
                 fulfillOrder(of: entry, product: product, recordedWithout: previous)
-                return nil
+                return .alreadyDelivered
             }
             guard product.kind.isOwned else {
-                return (.ownedByAnotherUser, "transaction \(entry.transactionId) was delivered to another user")
+                return .refused(.ownedByAnotherUser, "transaction \(entry.transactionId) was delivered to another user")
             }
-            if entry.isRefunded {
-                return (.receiptInvalid, "Apple refunded or revoked transaction \(entry.transactionId)")
-            }
+            if entry.isRefunded { return refunded(entry) }
             return transfer(entry, product: product, from: owner, claimTransaction: false)
         }
-        if entry.isRefunded {
-            return (.receiptInvalid, "Apple refunded or revoked transaction \(entry.transactionId)")
-        }
+        if entry.isRefunded { return refunded(entry) }
         if product.kind.isOwned, let owner, owner.userId != user {
             // Restoring on this user's device what another user holds (a new transaction id of
             // the same original). Transferred or refused per the policy, with or without an order.
@@ -155,7 +162,6 @@ struct Work {
         // new to the ledger, and the user holds the subscription, it is a renewal, upgrade or
         // resubscription, with or without an order.
         let renewing = product.kind == .autoRenewable && owner?.userId == user
-        if requireOrder && order == nil && !renewing { return nil }
         var match = reason
         // The user already holds it: a non-consumable restored or bought again is no new
         // payment and grants no units again, whichever order it fulfils.
@@ -182,15 +188,19 @@ struct Work {
         }
         deliveries[entry.transactionId] = delivery
         delivered.append(Delivery(delivery))
-        return nil
+        return .delivered
+    }
+
+    private func refunded(_ entry: EvidenceEntry) -> EntryVerdict {
+        .refused(.transactionRefunded, "Apple refunded or revoked transaction \(entry.transactionId)")
     }
 
     /// Another user holds what this user submitted: refuse, or move it, per the policy.
     /// With `claimTransaction`, the transaction is new to the ledger and is recorded as
     /// delivered to the new owner (granting nothing again), so it is never delivered twice.
-    private mutating func transfer(_ entry: EvidenceEntry, product: Product, from owner: Ownership?, claimTransaction: Bool) -> (RejectionCode, String)? {
+    private mutating func transfer(_ entry: EvidenceEntry, product: Product, from owner: Ownership?, claimTransaction: Bool) -> EntryVerdict {
         guard context.transferPolicy == .transfer, let owner else {
-            return (.ownedByAnotherUser, "\(product.productId) (original transaction \(entry.originalTransactionId)) belongs to another user")
+            return .refused(.ownedByAnotherUser, "\(product.productId) (original transaction \(entry.originalTransactionId)) belongs to another user")
         }
         let user = submission.userId
         if claimTransaction {
@@ -208,7 +218,7 @@ struct Work {
         delivered.append(Delivery(
             transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
             orderId: nil, userId: user, quantity: entry.quantity, environment: evidence.environment))
-        return nil
+        return .delivered
     }
 
     /// A transaction recorded before without an order (a resubscription a notification

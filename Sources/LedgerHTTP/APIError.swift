@@ -52,6 +52,11 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .notFound: return APIError(.notFound, "not_found", error.message)
             case .unauthenticated: return APIError(.unauthorized, "unauthorized", error.message)
             case .databaseUnavailable: return .databaseUnavailable()
+            case .idempotencyConflict: return APIError(.conflict, "idempotency_conflict", error.message)
+            case .busy:
+                var answer = APIError(.serviceUnavailable, "busy", error.message)
+                answer.headers[.retryAfter] = "1"
+                return answer
             case .projectionsBehind:
                 var answer = APIError(.serviceUnavailable, "projections_behind", error.message)
                 answer.headers[.retryAfter] = "1"

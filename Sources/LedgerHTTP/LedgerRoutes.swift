@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Ledger
 import LedgerService
+import LedgerStore
 
 /// The routes of CONTRACT.md's HTTP API.
 struct LedgerRoutes: Sendable {
@@ -43,6 +44,15 @@ struct LedgerRoutes: Sendable {
         RequestMetadata(requestId: context.requestID, actor: context.actor)
     }
 
+    /// The request's `Idempotency-Key`, scoped to the caller and `route`; nil when absent.
+    private func idempotencyKey(_ request: Request, _ context: LedgerRequestContext, route: String) throws -> IdempotencyKey? {
+        guard let text = request.headers[HTTPField.Name("Idempotency-Key")!] else { return nil }
+        guard let key = IdempotencyKey(text, caller: context.actor, route: route) else {
+            throw APIError.invalidRequest("Idempotency-Key must be 1 to 255 visible ASCII characters")
+        }
+        return key
+    }
+
     private func createOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context)
         let body = try await APIBodies.decode(APIBodies.CreateOrder.self, from: request)
@@ -50,7 +60,9 @@ struct LedgerRoutes: Sendable {
         let product = try APIBodies.identifier(body.productId, "product_id")
         let quantity = body.quantity ?? 1
         guard (1...1_000).contains(quantity) else { throw APIError.invalidRequest("quantity must be from 1 to 1000") }
-        let order = try await service.createOrder(userId: user, productId: product, quantity: quantity, metadata: metadata(request, context))
+        let order = try await service.createOrder(
+            userId: user, productId: product, quantity: quantity, idempotencyKey: try idempotencyKey(request, context, route: "orders"),
+            metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.Order(order: order), status: .created)
     }
 
@@ -64,7 +76,8 @@ struct LedgerRoutes: Sendable {
             throw APIError.invalidRequest("receipt_data must be the base64 receipt the app read from its bundle")
         }
         let outcome = try await service.submitReceipt(
-            userId: user, receiptData: body.receiptData, transactionId: transaction, orderId: order, metadata: metadata(request, context))
+            userId: user, receiptData: body.receiptData, transactionId: transaction, orderId: order,
+            idempotencyKey: try idempotencyKey(request, context, route: "receipts"), metadata: metadata(request, context))
         record(outcome)
         return try APIAnswers.response(for: outcome)
     }
@@ -79,7 +92,8 @@ struct LedgerRoutes: Sendable {
             throw APIError.invalidRequest("signed_transaction must be StoreKit's jwsRepresentation: three base64url parts joined by dots")
         }
         let outcome = try await service.submitSignedTransaction(
-            userId: user, signedTransaction: body.signedTransaction, orderId: order, metadata: metadata(request, context))
+            userId: user, signedTransaction: body.signedTransaction, orderId: order,
+            idempotencyKey: try idempotencyKey(request, context, route: "transactions"), metadata: metadata(request, context))
         record(outcome)
         return try APIAnswers.response(for: outcome)
     }

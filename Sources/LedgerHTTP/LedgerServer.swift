@@ -1,9 +1,11 @@
 import AppStore
+import AppStoreClient
 import AsyncHTTPClient
 import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LedgerStore
 import NIOCore
 import Ledger
 import LedgerService
@@ -95,7 +97,7 @@ public struct LedgerServer: Sendable {
             verifyReceipt: VerifyReceiptClient(
                 configuration: configuration.verifyReceipt, transport: HTTPVerifyReceiptTransport(httpClient: httpClient), logger: logger),
             signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
-            logger: logger, clock: configuration.clock ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+            logger: logger, clock: configuration.clock ?? { Millis.now() },
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })

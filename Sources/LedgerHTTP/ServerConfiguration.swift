@@ -1,4 +1,5 @@
 import AppStore
+import AppStoreClient
 import Foundation
 import LedgerService
 import Postgres

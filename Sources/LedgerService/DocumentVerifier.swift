@@ -1,4 +1,5 @@
 import Crypto
+import LedgerStore
 import Postgres
 
 /// Checks the evidence behind the events: every document an event cites exists, and every
@@ -17,22 +18,8 @@ public struct DocumentVerifier: Sendable {
     }
 
     public func verify() async throws -> Outcome {
-        let (missing, references): (String?, Int64) = try await pool.withConnection { connection in
-            let references: Int64 = try connection.query("""
-                SELECT count(*) FROM events WHERE payload ? 'document_sha256' AND jsonb_typeof(payload->'document_sha256') = 'string'
-                """)[0].decode(0)
-            let row = try connection.query("""
-                SELECT e.position, e.payload->>'document_sha256' FROM events e
-                WHERE e.payload ? 'document_sha256' AND jsonb_typeof(e.payload->'document_sha256') = 'string'
-                  AND NOT EXISTS (SELECT 1 FROM documents d WHERE encode(d.sha256, 'hex') = e.payload->>'document_sha256')
-                ORDER BY e.position LIMIT 1
-                """).first
-            guard let row else { return (nil, references) }
-            let position: Int64 = try row.decode(0)
-            let name: String = try row.decode(1)
-            return ("event \(position) cites document \(name), which is missing", references)
-        }
-        if let missing { return .broken(missing) }
+        let (references, missing) = try await LedgerReads(pool: pool).documentReferences()
+        if let missing { return .broken("event \(missing.position) cites document \(missing.name), which is missing") }
         var after: [UInt8] = []
         var checked: Int64 = 0
         while true {

@@ -1,6 +1,8 @@
+import AppStore
 import EventStore
 import Foundation
 import Ledger
+import LedgerStore
 import Logging
 import Postgres
 
@@ -55,13 +57,13 @@ public struct HistoryImport: Sendable {
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         // One cache for the run: each line's look-ups read the catalog's head with them and
         // reload it only when it grew.
-        let catalogs = CatalogStore(log: log)
+        let reads = LedgerReads(pool: pool)
         for chunkStart in stride(from: 0, to: lines.count, by: batchLines) {
             let chunk = chunkStart..<min(chunkStart + batchLines, lines.count)
             let bytes = chunk.map { Array(data[lines[$0]]) }
             let names = bytes.map { DocumentStore.name(of: $0) }
             // Which lines were imported before: one query per chunk, not one per line.
-            let seen = try await importedBefore(names)
+            let seen = try await importedBefore(names, reads: reads)
             for (offset, index) in chunk.enumerated() {
                 let number = index + 1
                 summary.lines += 1
@@ -73,12 +75,12 @@ public struct HistoryImport: Sendable {
                 }
                 do {
                     let line = try ImportLine.parse(bytes[offset], bundleId: configuration.bundleId)
-                    var decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalogs: catalogs, pending: batch)
+                    var decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, reads: reads, pending: batch)
                     if case .conflicts = decided {
                         // An earlier line of this batch touches the same purchases: commit it,
                         // then decide this line against what it recorded.
                         try await flush(&batch, into: &summary, log: log)
-                        decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, catalogs: catalogs, pending: batch)
+                        decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, reads: reads, pending: batch)
                     }
                     switch decided {
                     case .append(let work): batch.add(work)
@@ -95,16 +97,10 @@ public struct HistoryImport: Sendable {
     }
 
     /// The names (sha256) among `names` whose line was imported before.
-    private func importedBefore(_ names: [String]) async throws -> Set<String> {
-        let streams = names.map { Optional(Streams.submission(Self.submissionId(name: $0))) }
-        let found: [String] = try await mappingDatabaseErrors {
-            try await pool.withConnection { connection in
-                try connection.query("""
-                    SELECT stream_id FROM events WHERE stream_id = ANY(\(PostgresArray(streams))) AND stream_version = 1
-                    """).map { try $0.decode(0) }
-            }
-        }
-        let byStream = Dictionary(zip(streams.compactMap { $0 }, names), uniquingKeysWith: { first, _ in first })
+    private func importedBefore(_ names: [String], reads: LedgerReads) async throws -> Set<String> {
+        let streams = names.map { Streams.submission(Self.submissionId(name: $0)) }
+        let found = try await mappingDatabaseErrors { try await reads.existingStreams(streams) }
+        let byStream = Dictionary(zip(streams, names), uniquingKeysWith: { first, _ in first })
         return Set(found.compactMap { byStream[$0] })
     }
 
@@ -135,26 +131,22 @@ public struct HistoryImport: Sendable {
     }
 
     private func decide(
-        _ line: ImportLine, bytes: [UInt8], name: String, number: Int, catalogs: CatalogStore, pending: Batch
+        _ line: ImportLine, bytes: [UInt8], name: String, number: Int, reads: LedgerReads, pending: Batch
     ) async throws -> Decided {
         let submission = Submission(submissionId: Self.submissionId(name: name), userId: line.userId, transactionId: line.transactionId)
-        let configuration = configuration
-        let decision: Decision = try await mappingDatabaseErrors {
-            try await pool.withConnection { connection in
-                let context = try ContextLoader(connection: connection).load(
-                    evidence: line.evidence, userId: line.userId, namedOrderId: nil, catalogs: catalogs, configuration: configuration)
-                return PurchaseDecider.decide(submission, evidence: line.evidence, context: context, requireOrders: false)
-            }
+        let context = try await mappingDatabaseErrors {
+            try await reads.context(
+                for: line.evidence, userId: line.userId, orderId: nil, bundleId: configuration.bundleId,
+                transferPolicy: configuration.transferPolicy)
         }
+        let decision = PurchaseDecider.decide(submission, evidence: line.evidence, context: context)
         if case .rejected(let code, let message) = decision.outcome {
             throw LedgerServiceError(.invalidRequest, "\(code.rawValue): \(message)")
         }
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: line.userId, orderId: nil, transactionId: nil, kind: .imported,
-            documentSha256: name, submittedAtMs: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-        let appends = [LedgerAppend(
-            stream: Streams.submission(submission.submissionId), expectation: .noStream,
-            events: [.receiptSubmitted(submitted)] + decision.closingEvents(for: submission))] + decision.appends
+            documentSha256: name, submittedAtMs: Millis.now())
+        let appends = decision.appends(for: submission, expecting: .noStream, after: [.receiptSubmitted(submitted)])
         // Streams appended with `.any` (a subscription's observations) may repeat across lines.
         let claimed = appends.filter { $0.expectation != .any }.map(\.stream)
         if claimed.contains(where: pending.streams.contains) { return .conflicts }

@@ -20,6 +20,11 @@ public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvert
         /// The read models did not reach the log's head in time: 503.
         public static let projectionsBehind = Code(rawValue: "projections_behind")
         public static let invalidConfiguration = Code(rawValue: "invalid_configuration")
+        /// The ledger lost a race with itself more times than it retries (concurrent decisions
+        /// on the same streams): 503 with Retry-After. Never the client's fault, never a 400.
+        public static let busy = Code(rawValue: "busy")
+        /// An `Idempotency-Key` or `spend_id` used before for a different request: 409.
+        public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
     }
 
     public var code: Code

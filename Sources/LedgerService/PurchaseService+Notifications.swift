@@ -2,6 +2,7 @@ import AppStore
 import EventStore
 import Foundation
 import Ledger
+import LedgerStore
 import Postgres
 
 /// What became of a notification Apple posted.
@@ -67,7 +68,7 @@ extension PurchaseService {
                 transactionId: transactions.first?.transactionID,
                 originalTransactionId: notification.originalTransactionID ?? transactions.first?.originalTransactionID,
                 consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock())
-            evidence = Self.evidence(of: notification)
+            evidence = Evidence(notification: notification)
         }
         let document = DocumentStore.insert(Array(body), kind: "notification_\(received.version)").statement
         return try await mappingDatabaseErrors {
@@ -84,7 +85,9 @@ extension PurchaseService {
         while true {
             attempt += 1
             var effects: [LedgerAppend] = []
-            if let evidence, evidence.bundleId == nil || evidence.bundleId == configuration.bundleId {
+            // The notification is kept whatever it says; it changes the ledger only when it is
+            // this app's by the same rule as a receipt.
+            if let evidence, AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil {
                 let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
                 effects = PurchaseDecider.observe(evidence, source: "notification:\(received.notificationId)", context: context)
             }
@@ -98,25 +101,5 @@ extension PurchaseService {
                 continue
             }
         }
-    }
-
-    /// What a v1 notification shows: its `unified_receipt` when present, else the old
-    /// top-level `latest_receipt_info` / `latest_expired_receipt_info` (with a top-level
-    /// `cancellation_date` applying to them for CANCEL).
-    static func evidence(of notification: NotificationV1) -> Evidence? {
-        let environment = notification.environment?.rawValue ?? "Production"
-        if let unified = notification.unifiedReceipt, !unified.latestReceiptInfo.isEmpty {
-            var evidence = Evidence(response: unified, environmentFallback: environment)
-            evidence.bundleId = notification.bundleID ?? evidence.bundleId
-            return evidence
-        }
-        let transactions = notification.latestReceiptInfo + notification.latestExpiredReceiptInfo
-        guard !transactions.isEmpty else { return nil }
-        let entries = transactions.map { transaction -> EvidenceEntry in
-            var entry = EvidenceEntry(transaction, inApp: false)
-            entry.cancellationDateMs = entry.cancellationDateMs ?? notification.cancellationDate
-            return entry
-        }
-        return Evidence(bundleId: notification.bundleID, environment: environment, entries: entries)
     }
 }

@@ -1,7 +1,9 @@
 import AppStore
+import AppStoreClient
 import EventStore
 import Foundation
 import Ledger
+import LedgerStore
 import Postgres
 
 extension PurchaseService {
@@ -10,12 +12,17 @@ extension PurchaseService {
     /// The receipt is durable before Apple is asked; if Apple cannot answer, the submission
     /// stays pending (the worker retries it) and the client hears `pending`.
     public func submitReceipt(
-        userId: String, receiptData: String, transactionId: String?, orderId: String?, metadata: RequestMetadata
+        userId: String, receiptData: String, transactionId: String?, orderId: String?, idempotencyKey: IdempotencyKey? = nil,
+        metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         try await mappingDatabaseErrors {
             let submission = Submission(
                 submissionId: UUID().uuidString.lowercased(), userId: userId, orderId: orderId, transactionId: transactionId)
-            try await record(submission, kind: .receipt, document: Array(receiptData.utf8), documentKind: "receipt", metadata: metadata)
+            if let earlier = try await record(
+                submission, kind: .receipt, document: Array(receiptData.utf8), documentKind: "receipt", idempotencyKey: idempotencyKey,
+                metadata: metadata) {
+                return earlier
+            }
             return try await verify(submission, receiptData: receiptData, attempt: 1, submissionVersion: 1, metadata: metadata)
         }
     }
@@ -23,43 +30,80 @@ extension PurchaseService {
     /// `POST /v1/transactions`: a StoreKit 2 signed transaction, verified here (signature and
     /// `x5c` chain) without asking Apple, then decided by the same rules as a receipt.
     public func submitSignedTransaction(
-        userId: String, signedTransaction: String, orderId: String?, metadata: RequestMetadata
+        userId: String, signedTransaction: String, orderId: String?, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         try await mappingDatabaseErrors {
+            let document = Array(signedTransaction.utf8)
             let verified: Verified<SignedTransaction>
             let submissionId = UUID().uuidString.lowercased()
             do throws(AppStoreError) {
                 verified = try await signedData.verifyTransaction(signedTransaction)
             } catch {
                 // A forged or foreign JWS is recorded too: a dispute may need to show it was refused.
-                let code: RejectionCode = error.code == .bundleIDMismatch ? .bundleIdMismatch : .signatureInvalid
                 let submission = Submission(submissionId: submissionId, userId: userId, orderId: orderId)
-                try await record(submission, kind: .signedTransaction, document: Array(signedTransaction.utf8), documentKind: "signed_transaction", metadata: metadata)
-                let message = code == .bundleIdMismatch ? "the signed transaction is for another app" : "the signed transaction does not verify: \(error.code)"
-                try await log.append([LedgerAppend(
-                    stream: Streams.submission(submissionId), expectation: .exactly(1),
-                    events: [.deliveryRejected(DeliveryRejected(submissionId: submissionId, userId: userId, code: code, message: message))])],
-                    metadata: metadata)
-                return .rejected(code, message)
+                if let earlier = try await record(
+                    submission, kind: .signedTransaction, document: document, documentKind: "signed_transaction",
+                    idempotencyKey: idempotencyKey, metadata: metadata) {
+                    return earlier
+                }
+                return try await rejectSigned(submission, because: error, metadata: metadata)
             }
-            let evidence = Evidence(signed: verified.payload)
             let submission = Submission(
                 submissionId: submissionId, userId: userId, orderId: orderId, transactionId: verified.payload.transactionId ?? "")
-            try await record(submission, kind: .signedTransaction, document: Array(signedTransaction.utf8), documentKind: "signed_transaction", metadata: metadata)
-            return try await decideAndRecord(submission, evidence: evidence, submissionVersion: 1, leadingEvents: [], metadata: metadata)
+            if let earlier = try await record(
+                submission, kind: .signedTransaction, document: document, documentKind: "signed_transaction",
+                idempotencyKey: idempotencyKey, metadata: metadata) {
+                return earlier
+            }
+            return try await decideSigned(submission, verified.payload, metadata: metadata)
         }
     }
 
+    /// Closes a recorded signed-transaction submission whose JWS did not verify.
+    func rejectSigned(_ submission: Submission, because error: AppStoreError, metadata: RequestMetadata) async throws -> SubmissionOutcome {
+        let code: RejectionCode = error.code == .bundleIDMismatch ? .bundleIdMismatch : .signatureInvalid
+        let message = code == .bundleIdMismatch ? "the signed transaction is for another app" : "the signed transaction does not verify: \(error.code)"
+        let rejection = DeliveryRejected(submissionId: submission.submissionId, userId: submission.userId, code: code, message: message)
+        return try await close(submission, at: 1, with: [.deliveryRejected(rejection)], citedDocuments: [], metadata: metadata)
+    }
+
+    /// Decides a verified StoreKit 2 transaction recorded as `submission` (stream at version 1).
+    func decideSigned(_ submission: Submission, _ transaction: SignedTransaction, metadata: RequestMetadata) async throws -> SubmissionOutcome {
+        try await decideAndRecord(submission, evidence: Evidence(signed: transaction), submissionVersion: 1, leadingEvents: [], metadata: metadata)
+    }
+
     /// Appends `ReceiptSubmitted` as the submission stream's first event, the proof it cites
-    /// stored in the same transaction.
-    func record(_ submission: Submission, kind: SubmissionKind, document: [UInt8], documentKind: String, metadata: RequestMetadata) async throws {
+    /// stored in the same transaction. Returns nil once recorded; with an `idempotencyKey` used
+    /// before for the same proof, user, order and transaction id, the answer that submission
+    /// got instead (`pending` while it is still being decided), and nothing is recorded.
+    func record(
+        _ submission: Submission, kind: SubmissionKind, document: [UInt8], documentKind: String, idempotencyKey: IdempotencyKey? = nil,
+        metadata: RequestMetadata
+    ) async throws -> SubmissionOutcome? {
         let proof = DocumentStore.insert(document, kind: documentKind)
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: submission.userId, orderId: submission.orderId,
             transactionId: submission.transactionId, kind: kind, documentSha256: proof.name, submittedAtMs: clock())
-        try await log.append(
-            [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .noStream, events: [.receiptSubmitted(submitted)])],
-            metadata: metadata, alongside: [proof.statement])
+        func earlier() async throws -> SubmissionOutcome? {
+            guard let key = idempotencyKey, let (_, event) = try await reads.event(idempotencyKey: key.stored) else { return nil }
+            guard case .receiptSubmitted(let first) = event, first.userId == submitted.userId, first.orderId == submitted.orderId,
+                  first.documentSha256 == submitted.documentSha256, first.kind == submitted.kind,
+                  kind == .signedTransaction || first.transactionId == submitted.transactionId else {
+                throw LedgerServiceError(.idempotencyConflict, "Idempotency-Key \(key.text) was used before for another request")
+            }
+            let original = Submission(submissionId: first.submissionId, userId: first.userId, orderId: first.orderId, transactionId: first.transactionId)
+            return try await settledOutcome(of: original, after: 1) ?? .pending(retryAfterSeconds: configuration.retry.clientRetryAfterSeconds)
+        }
+        if let answer = try await earlier() { return answer }
+        do {
+            try await log.append(
+                [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .noStream, events: [.receiptSubmitted(submitted)])],
+                metadata: metadata, alongside: [proof.statement], idempotencyKey: idempotencyKey?.stored)
+        } catch EventStoreError.Code.idempotencyConflict {
+            if let answer = try await earlier() { return answer }
+            throw LedgerServiceError(.busy, "Idempotency-Key \(idempotencyKey?.text ?? "") is being used by another request; ask again")
+        }
+        return nil
     }
 
     /// Asks Apple about a recorded receipt and records every attempt and the outcome, the
@@ -71,48 +115,57 @@ extension PurchaseService {
         do {
             outcome = try await verifyReceipt.verify(receiptData: receiptData)
         } catch {
+            // The client throws only for input it cannot send (an empty receipt): that receipt
+            // can never verify, and the answer says exactly why.
             let rejection = DeliveryRejected(
-                submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid, message: "the receipt data is empty")
-            try await log.append([LedgerAppend(
-                stream: Streams.submission(submission.submissionId), expectation: .exactly(submissionVersion), events: [.deliveryRejected(rejection)])],
-                metadata: metadata)
-            return .rejected(.receiptInvalid, rejection.message)
+                submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid,
+                message: "the receipt cannot be sent to Apple: \(error.message)")
+            return try await close(submission, at: submissionVersion, with: [.deliveryRejected(rejection)], citedDocuments: [], metadata: metadata)
         }
         outcome.attempts.forEach(onAppleAttempt)
         let (responded, bodies) = appleResponded(outcome.attempts, submissionId: submission.submissionId)
-        switch outcome.verdict {
-        case .valid, .expiredButDecoded:
-            guard let response = outcome.response else {
-                throw LedgerServiceError(.invalidRequest, "Apple's usable answer carried no body")
-            }
+        switch (outcome.verdict, outcome.response) {
+        case (.valid, let response?), (.expiredButDecoded, let response?):
             let fallback = outcome.endpoint == .sandbox ? "Sandbox" : "Production"
             let evidence = Evidence(response: response, environmentFallback: fallback)
             return try await decideAndRecord(
                 submission, evidence: evidence, submissionVersion: submissionVersion, leadingEvents: responded, citedDocuments: bodies,
                 metadata: metadata)
-        case .permanent(let cause):
+        case (.valid, nil), (.expiredButDecoded, nil):
+            // Cannot happen with the client as written; if it ever does, asking again is safe.
+            return try await keepPending(submission, at: submissionVersion, attempt: attempt, reason: "Apple's answer carried no body",
+                                         with: responded, citedDocuments: bodies, metadata: metadata)
+        case (.permanent(let cause), _):
             let rejection = DeliveryRejected(
                 submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid,
                 message: "Apple refused the receipt: \(cause)")
             return try await close(
                 submission, at: submissionVersion, with: responded + [.deliveryRejected(rejection)], citedDocuments: bodies, metadata: metadata)
-        case .retryLater(let cause), .configurationAlarm(let cause):
+        case (.retryLater(let cause), _), (.configurationAlarm(let cause), _):
             if case .configurationAlarm = outcome.verdict {
                 logger.critical("verifyReceipt says our configuration is wrong (shared secret?); receipts stay pending", metadata: ["cause": "\(cause)"])
             }
-            let delay = configuration.retry.delay(afterAttempt: attempt)
-            let pending = VerificationPending(
-                submissionId: submission.submissionId, reason: cause.description, attempt: attempt,
-                retryAfterSeconds: configuration.retry.clientRetryAfterSeconds,
-                nextAttemptAtMs: PurchaseService.wallClockMs() + Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))
-            return try await close(
-                submission, at: submissionVersion, with: responded + [.verificationPending(pending)], citedDocuments: bodies, metadata: metadata)
+            return try await keepPending(submission, at: submissionVersion, attempt: attempt, reason: cause.description,
+                                         with: responded, citedDocuments: bodies, metadata: metadata)
         }
+    }
+
+    /// Records that Apple must be asked again after the backoff of `attempt`.
+    private func keepPending(
+        _ submission: Submission, at version: Int64, attempt: Int, reason: String, with responded: [LedgerEvent], citedDocuments: [SQL],
+        metadata: RequestMetadata
+    ) async throws -> SubmissionOutcome {
+        let pending = VerificationPending(
+            submissionId: submission.submissionId, reason: reason, attempt: attempt,
+            retryAfterSeconds: configuration.retry.clientRetryAfterSeconds,
+            nextAttemptAtMs: Millis.now() + Millis.of(configuration.retry.delay(afterAttempt: attempt)))
+        return try await close(
+            submission, at: version, with: responded + [.verificationPending(pending)], citedDocuments: citedDocuments, metadata: metadata)
     }
 
     /// Appends events to the submission's stream only, with the documents they cite; a
     /// conflict means another worker or request settled it, whose answer is returned.
-    private func close(
+    func close(
         _ submission: Submission, at version: Int64, with events: [LedgerEvent], citedDocuments: [SQL], metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         do {
@@ -121,7 +174,9 @@ extension PurchaseService {
                 metadata: metadata, alongside: citedDocuments)
         } catch EventStoreError.Code.wrongExpectedVersion {
             if let settled = try await settledOutcome(of: submission, after: version) { return settled }
-            throw LedgerServiceError(.invalidRequest, "submission \(submission.submissionId) changed while it was being decided")
+            // Someone else wrote to the stream without settling it: the ledger's own race, not
+            // the client's fault; the receipt is kept and the worker finishes it.
+            throw LedgerServiceError(.busy, "submission \(submission.submissionId) is being decided by another worker; ask again")
         }
         for case .deliveryRejected(let r) in events { return .rejected(r.code, r.message) }
         for case .verificationPending(let p) in events { return .pending(retryAfterSeconds: p.retryAfterSeconds) }
@@ -135,11 +190,10 @@ extension PurchaseService {
         var next = bodies.map(\.name).makeIterator()
         let events: [LedgerEvent] = attempts.map { attempt in
             let name = attempt.body.isEmpty ? nil : next.next()
-            let latency = attempt.latency.components
             return .appleResponded(AppleResponded(
                 submissionId: submissionId, endpoint: attempt.endpoint.rawValue, url: attempt.url, httpStatus: attempt.httpStatus,
-                status: attempt.status.map { $0.rawValue }, latencyMs: latency.seconds * 1000 + latency.attoseconds / 1_000_000_000_000_000,
-                startedAtMs: Int64((attempt.startedAt.timeIntervalSince1970 * 1000).rounded(.down)), documentSha256: name,
+                status: attempt.status.map { $0.rawValue }, latencyMs: Millis.of(attempt.latency),
+                startedAtMs: Millis.of(attempt.startedAt), documentSha256: name,
                 failure: attempt.failure?.code.rawValue))
         }
         return (events, bodies.map(\.statement))

@@ -1,7 +1,9 @@
 import AppStore
+import AppStoreClient
 import EventStore
 import Foundation
 import Ledger
+import LedgerStore
 import Logging
 import Postgres
 
@@ -10,12 +12,14 @@ import Postgres
 /// a 2xx answer is given only for what is durably recorded.
 public final class PurchaseService: Sendable {
     public let log: LedgerLog
+    /// Every question the flow asks of the log.
+    public let reads: LedgerReads
     public let documents: DocumentStore
     public let configuration: LedgerConfiguration
     let pool: ConnectionPool
     let verifyReceipt: VerifyReceiptClient
     let signedData: SignedDataVerifiers
-    public let catalog: CatalogStore
+    public var catalog: CatalogStore { reads.catalogs }
     let logger: Logger
     public let clock: @Sendable () -> Int64
     let onAppleAttempt: @Sendable (VerifyReceiptAttempt) -> Void
@@ -23,11 +27,11 @@ public final class PurchaseService: Sendable {
     public init(
         store: EventStore, configuration: LedgerConfiguration, verifyReceipt: VerifyReceiptClient,
         signedData: SignedDataVerifiers, logger: Logger,
-        clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+        clock: @escaping @Sendable () -> Int64 = { Millis.now() },
         onAppleAttempt: @escaping @Sendable (VerifyReceiptAttempt) -> Void = { _ in }
     ) {
         self.log = LedgerLog(store: store)
-        self.catalog = CatalogStore(log: LedgerLog(store: store))
+        self.reads = LedgerReads(pool: store.pool)
         self.pool = store.pool
         self.documents = DocumentStore(pool: store.pool)
         self.configuration = configuration
@@ -38,36 +42,47 @@ public final class PurchaseService: Sendable {
         self.onAppleAttempt = onAppleAttempt
     }
 
-    /// Milliseconds since 1970 on this machine's clock.
-    static func wallClockMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
-
     // MARK: - Orders
 
     /// Records a new order for `productId`; the app passes its `appAccountToken` to StoreKit.
-    public func createOrder(userId: String, productId: String, quantity: Int64, metadata: RequestMetadata) async throws -> OrderCreated {
+    /// With an `idempotencyKey` (the client's `Idempotency-Key`), the same key again answers the
+    /// order it created first, and with another user, product or quantity is refused
+    /// (`idempotency_conflict`): a client retrying after a time-out never creates two orders.
+    public func createOrder(
+        userId: String, productId: String, quantity: Int64, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
+    ) async throws -> OrderCreated {
         try await mappingDatabaseErrors {
-            let catalog = try await currentCatalog()
+            func earlier() async throws -> OrderCreated? {
+                guard let key = idempotencyKey, let (_, event) = try await reads.event(idempotencyKey: key.stored) else { return nil }
+                guard case .orderCreated(let order) = event, order.userId == userId, order.productId == productId, order.quantity == quantity else {
+                    throw LedgerServiceError(.idempotencyConflict, "Idempotency-Key \(key.text) was used before for another request")
+                }
+                return order
+            }
+            if let order = try await earlier() { return order }
+            let catalog = try await reads.catalog()
             guard catalog[productId] != nil else {
                 throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog")
             }
             let order = OrderCreated(
                 orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
                 appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock())
-            try await log.append(
-                [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
-                metadata: metadata)
+            do {
+                try await log.append(
+                    [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
+                    metadata: metadata, idempotencyKey: idempotencyKey?.stored)
+            } catch EventStoreError.Code.idempotencyConflict {
+                // The same key raced in from a second request and won: answer what it recorded.
+                if let order = try await earlier() { return order }
+                throw LedgerServiceError(.busy, "Idempotency-Key \(idempotencyKey?.text ?? "") is being used by another request; ask again")
+            }
             return order
         }
     }
 
     /// Appends `CatalogLoaded` for the products of a catalog file.
     public func loadCatalog(_ file: Data, metadata: RequestMetadata) async throws -> CatalogLoaded {
-        try await catalog.load(file, metadata: metadata)
-    }
-
-    func currentCatalog() async throws -> Catalog {
-        let cache = catalog
-        return try await pool.withConnection { try cache.current(on: $0) }
+        try await catalog.load(file, into: log, metadata: metadata)
     }
 
     // MARK: - Deciding
@@ -85,32 +100,29 @@ public final class PurchaseService: Sendable {
             attempt += 1
             let context = try await loadContext(evidence: evidence, userId: submission.userId, orderId: submission.orderId)
             let decision = PurchaseDecider.decide(submission, evidence: evidence, context: context)
-            let closing = LedgerAppend(
-                stream: Streams.submission(submission.submissionId), expectation: .exactly(submissionVersion),
-                events: leadingEvents + decision.closingEvents(for: submission))
             do {
-                try await log.append([closing] + decision.appends, metadata: metadata, alongside: citedDocuments)
+                try await log.append(
+                    decision.appends(for: submission, expecting: .exactly(submissionVersion), after: leadingEvents),
+                    metadata: metadata, alongside: citedDocuments)
                 return SubmissionOutcome(decision.outcome)
-            } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
+            } catch EventStoreError.Code.wrongExpectedVersion {
                 // Someone else decided first. If it was about this very submission (the retry
-                // worker and a client racing), their answer stands.
+                // worker and a client racing), their answer stands; otherwise decide again.
                 if let settled = try await settledOutcome(of: submission, after: submissionVersion) {
                     return settled
                 }
-                continue
+                // The receipt is recorded: the worker finishes it if the client does not retry.
+                guard attempt < 8 else {
+                    throw LedgerServiceError(.busy, "the purchases of submission \(submission.submissionId) are being decided by other requests; ask again")
+                }
             }
         }
     }
 
     func loadContext(evidence: Evidence, userId: String?, orderId: String?) async throws -> PurchaseContext {
-        let cache = catalog
-        let configuration = configuration
-        return try await pool.withConnection { connection in
-            let loader = ContextLoader(connection: connection)
-            return try loader.load(
-                evidence: evidence, userId: userId, namedOrderId: orderId, catalogs: cache,
-                configuration: configuration)
-        }
+        try await reads.context(
+            for: evidence, userId: userId, orderId: orderId, bundleId: configuration.bundleId,
+            transferPolicy: configuration.transferPolicy)
     }
 
     /// The outcome already recorded for `submission` past `version`, if any: the answer the
@@ -123,7 +135,7 @@ public final class PurchaseService: Sendable {
             case .deliveryRejected(let r): return .rejected(r.code, r.message)
             case .verificationPending(let p): return .pending(retryAfterSeconds: p.retryAfterSeconds)
             case .submissionResolved(let r):
-                let records = try await transactionRecords(r.transactionIds)
+                let records = try await reads.transactionRecords(r.transactionIds)
                 guard r.outcome == "delivered" else { return .alreadyDelivered(records.map(\.delivery)) }
                 // Everything a decision delivers goes to the submitting user. A transaction
                 // delivered before to someone else came by transfer: its first event names the
@@ -140,15 +152,5 @@ public final class PurchaseService: Sendable {
             }
         }
         return nil
-    }
-
-    /// What each transaction became (its stream's first event: a delivery or a renewal), in
-    /// the order of `transactionIds`.
-    func transactionRecords(_ transactionIds: [String]) async throws -> [TransactionRecord] {
-        guard !transactionIds.isEmpty else { return [] }
-        let found = try await pool.withConnection { connection in
-            try ContextLoader.transactionRecords(connection.query(ContextLoader.transactionsQuery(transactionIds)))
-        }
-        return transactionIds.compactMap { found[$0] }
     }
 }

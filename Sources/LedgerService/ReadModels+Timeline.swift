@@ -2,6 +2,7 @@ import AppStore
 import EventStore
 import Foundation
 import Ledger
+import LedgerStore
 import Postgres
 
 /// `GET /v1/timelines/...` and `purchase-ledger dispute`.
@@ -52,14 +53,7 @@ extension ReadModels {
                     frontier = next.filter { subjects.insert($0).inserted }
                 }
                 // Each row also brings what the chain check needs, so one query serves both.
-                let rows = Array(try connection.query("""
-                    SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id, e.payload, e.metadata,
-                           \(fragment: ChainVerifier.canonicalColumns)
-                    FROM events e
-                    WHERE e.position IN (
-                        SELECT t.position FROM projection_timeline_events t WHERE t.subject = ANY(\(PostgresArray(subjects.sorted().map(Optional.some)))))
-                    ORDER BY e.position
-                    """))
+                let rows = try LedgerReads.timelineEvents(subjects: subjects.sorted(), on: connection)
                 let matching = try rows.allSatisfy { try ChainVerifier.rowMatches($0, position: 0, first: 6) }
                 return (rows, matching, try ChainWatch.state(on: connection))
             }

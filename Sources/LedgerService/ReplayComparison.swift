@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Ledger
 import Postgres
@@ -44,7 +45,7 @@ struct ReplayComparison {
                 ORDER BY 1
                 """).map { try $0.decode(0) }
         }
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Millis.now()
         var lines: [String] = []
         func describe(_ summary: SubscriptionSummary?) -> String {
             guard let summary else { return "none" }

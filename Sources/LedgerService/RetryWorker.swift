@@ -1,29 +1,35 @@
+import AppStore
 import EventStore
 import Foundation
 import Ledger
 import Logging
+import LedgerStore
 import Postgres
+import Synchronization
 
-/// Asks Apple again about receipts it could not verify, with backoff, until it answers.
+/// Finishes every accepted submission: asks Apple again about receipts it could not verify,
+/// with backoff, until it answers, and decides submissions nobody decided (the process died
+/// between recording a receipt and asking Apple, or the database failed after Apple answered).
 ///
-/// The pending set is derived from the log (submissions whose last event is
-/// `VerificationPending`), so a restart resumes it and several servers may run workers: each
-/// retry appends expecting the submission's version, so one of them records the answer.
+/// Both sets are derived from the log (`LedgerReads`), so a restart resumes them and several
+/// servers may run workers: each append expects the submission's version, so one of them
+/// records the answer.
 public final class RetryWorker: Sendable {
     let service: PurchaseService
     let pollInterval: Duration
+    /// How long a submission may stay undecided before the worker takes it over: longer than a
+    /// request takes to ask Apple (both endpoints, with their time-outs) and decide.
+    let orphanGrace: Duration
     let logger: Logger
+    /// Every submission at or before this position is decided, as far as this worker has seen:
+    /// the orphan scan starts after it, so it does not walk the decided past on every pass.
+    private let decidedThrough = Mutex<Int64>(0)
 
-    public init(service: PurchaseService, pollInterval: Duration = .milliseconds(500), logger: Logger) {
+    public init(service: PurchaseService, pollInterval: Duration = .milliseconds(500), orphanGrace: Duration = .seconds(120), logger: Logger) {
         self.service = service
         self.pollInterval = pollInterval
+        self.orphanGrace = orphanGrace
         self.logger = logger
-    }
-
-    /// One pending submission: its stream's version and the last pending event.
-    struct Pending {
-        var streamVersion: Int64
-        var pending: VerificationPending
     }
 
     /// Retries until the task is cancelled.
@@ -40,43 +46,83 @@ public final class RetryWorker: Sendable {
         }
     }
 
-    /// Retries every pending submission that is due; returns how many were retried.
+    /// Decides the abandoned submissions and retries every pending one that is due; returns how
+    /// many it worked on.
     @discardableResult
     public func runOnce() async throws -> Int {
+        var worked = try await resolveOrphans()
         // Retries are scheduled on the wall clock: the business clock may be a simulated one.
-        let now = PurchaseService.wallClockMs()
-        let due = try await pending().filter { $0.pending.nextAttemptAtMs <= now }
-        var retried = 0
-        for item in due {
+        let now = Millis.now()
+        for item in try await service.reads.pendingVerifications() where item.pending.nextAttemptAtMs <= now {
             if Task.isCancelled { break }
             try await retry(item)
-            retried += 1
+            worked += 1
         }
-        return retried
+        return worked
     }
 
     /// The number of receipts waiting for Apple now.
     public func pendingCount() async throws -> Int {
-        try await pending().count
+        try await service.reads.pendingVerifications().count
     }
 
-    func pending() async throws -> [Pending] {
-        try await service.pool.withConnection { connection in
-            try connection.query("""
-                SELECT p.stream_version, p.payload FROM events p
-                WHERE p.event_type = 'VerificationPending'
-                  AND NOT EXISTS (SELECT 1 FROM events n WHERE n.stream_id = p.stream_id AND n.stream_version > p.stream_version)
-                ORDER BY (p.payload->>'next_attempt_at_ms')::bigint
-                LIMIT 1000
-                """).map { row in
-                Pending(
-                    streamVersion: try row.decode(0),
-                    pending: try LedgerJSON.decoder.decode(VerificationPending.self, from: Data(row.decode(1, as: JSONB.self).bytes)))
+    /// Decides each submission recorded longer than `orphanGrace` ago whose stream holds only
+    /// `ReceiptSubmitted`, as its request would have.
+    private func resolveOrphans() async throws -> Int {
+        let after = decidedThrough.withLock { $0 }
+        let limit = 1_000
+        let (open, head) = try await service.reads.openSubmissions(after: after, grace: orphanGrace, limit: limit)
+        var resolved = 0
+        var through = open.count == limit ? open[open.count - 1].position : head
+        for item in open {
+            guard item.abandoned, !Task.isCancelled else {
+                through = min(through, item.position - 1)
+                break
+            }
+            do {
+                try await resolve(item.submitted)
+                resolved += 1
+            } catch {
+                // Not decided: scan from here again next pass.
+                through = min(through, item.position - 1)
+                throw error
             }
         }
+        decidedThrough.withLock { $0 = max($0, through) }
+        return resolved
     }
 
-    private func retry(_ item: Pending) async throws {
+    private func resolve(_ submitted: ReceiptSubmitted) async throws {
+        let id = submitted.submissionId
+        let submission = Submission(submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId)
+        guard let document = try await service.documents.get(submitted.documentSha256) else {
+            logger.critical("the proof of an undecided submission is missing from documents", metadata: ["submission_id": "\(id)"])
+            return
+        }
+        let metadata = RequestMetadata(actor: "retry-worker")
+        let outcome: SubmissionOutcome
+        switch submitted.kind {
+        case .receipt:
+            outcome = try await service.verify(
+                submission, receiptData: String(decoding: document, as: UTF8.self), attempt: 1, submissionVersion: 1, metadata: metadata)
+        case .signedTransaction:
+            let verified: Verified<SignedTransaction>
+            do throws(AppStoreError) {
+                verified = try await service.signedData.verifyTransaction(String(decoding: document, as: UTF8.self))
+            } catch {
+                outcome = try await service.rejectSigned(submission, because: error, metadata: metadata)
+                break
+            }
+            outcome = try await service.decideSigned(submission, verified.payload, metadata: metadata)
+        case .imported:
+            // Imports record a line and its decision in one COPY: never undecided.
+            logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])
+            return
+        }
+        logger.notice("decided a submission its request left undecided", metadata: ["submission_id": "\(id)", "outcome": "\(outcome.label)"])
+    }
+
+    private func retry(_ item: LedgerReads.PendingVerification) async throws {
         let id = item.pending.submissionId
         let events = try await service.log.read(stream: Streams.submission(id))
         guard case .receiptSubmitted(let submitted)? = events.first?.event else {

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import LedgerService
+import LedgerStore
 import Logging
 import Postgres
 
@@ -29,9 +30,9 @@ struct CatalogCommand: AsyncParsableCommand {
             }
             let loaded = try await database.withDatabase(logger: logger) { conninfo, _ in
                 try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
-                    let catalog = CatalogStore(log: LedgerLog(store: EventStore(pool: pool, logger: logger)))
+                    let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
                     do {
-                        return try await catalog.load(data, metadata: RequestMetadata(actor: "cli"))
+                        return try await CatalogStore().load(data, into: log, metadata: RequestMetadata(actor: "cli"))
                     } catch let error as LedgerServiceError where error.code == .invalidRequest {
                         throw ValidationError(error.message)
                     }

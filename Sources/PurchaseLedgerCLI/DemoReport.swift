@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 import Foundation
 import LedgerService
@@ -11,7 +12,7 @@ enum DemoReport {
         try await withPool(conninfo, logger: logger) { pool in
             let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, logger: logger)
             try await runner.catchUp()
-            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Int64(Date().timeIntervalSince1970 * 1000) })
+            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Millis.now() })
             let query = try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .day)
             Swift.print("revenue by day (purchase-ledger audit revenue --group-by day):")
             Swift.print(RevenueFormat.table(try await reads.revenue(query)))

@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 import Foundation
 import LedgerService
@@ -15,7 +16,7 @@ extension DatabaseOptions {
                 let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: appConninfo, logger: logger)
                 try await runner.catchUp(progress: TerminalProgress.reporter(label: "projections"))
                 TerminalProgress.finish()
-                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Int64(Date().timeIntervalSince1970 * 1000) })
+                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Millis.now() })
                 return try await body(reads, pool)
             }
         }

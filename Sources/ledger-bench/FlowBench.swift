@@ -1,10 +1,12 @@
 import AppleSimulator
 import AppStore
+import AppStoreClient
 import AsyncHTTPClient
 import EventStore
 import Foundation
 import LedgerHTTP
 import LedgerService
+import LedgerStore
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,6 @@
 import AppleSimulator
 import AppStore
+import AppStoreClient
 import AsyncHTTPClient
 import Foundation
 import Hummingbird

@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import Ledger
 import LedgerService
+import LedgerStore
 import Logging
 import Postgres
 
@@ -34,7 +35,7 @@ enum ReplayBench {
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         var head = try await log.store.headPosition()
         if head == 0 {
-            _ = try await CatalogStore(log: log).load(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+            _ = try await CatalogStore().load(Data(catalog.utf8), into: log, metadata: RequestMetadata(actor: "bench"))
             head = 1
         }
         var purchase: Int64 = try await pool.withConnection {

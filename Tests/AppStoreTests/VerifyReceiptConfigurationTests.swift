@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import AppStore
+@testable import AppStoreClient
 
 /// The client's settings. Its behaviour over HTTP is tested against the simulator
 /// (Tests/AppleSimulatorTests/VerifyReceiptClientOverHTTPTests.swift).

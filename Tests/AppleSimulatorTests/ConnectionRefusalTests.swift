@@ -1,4 +1,5 @@
 import AppStore
+import AppStoreClient
 @testable import AppleSimulator
 import AsyncHTTPClient
 import Foundation

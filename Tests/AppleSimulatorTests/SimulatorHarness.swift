@@ -1,5 +1,6 @@
 import TestSupport
 import AppStore
+import AppStoreClient
 import AppleSimulator
 import AsyncHTTPClient
 import Foundation

@@ -1,4 +1,5 @@
 import AppStore
+import AppStoreClient
 import AppleSimulator
 import Foundation
 import TestSupport

@@ -1,4 +1,5 @@
 import AppStore
+import AppStoreClient
 import AppleSimulator
 import AsyncHTTPClient
 import EventStore
@@ -6,6 +7,7 @@ import Foundation
 import Ledger
 import LedgerHTTP
 import LedgerService
+import LedgerStore
 import Logging
 import NIOCore
 import NIOHTTP1

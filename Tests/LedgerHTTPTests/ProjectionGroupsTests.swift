@@ -1,6 +1,7 @@
 import EventStore
 @testable import Ledger
 @testable import LedgerService
+import LedgerStore
 import Postgres
 import Testing
 import TestSupport

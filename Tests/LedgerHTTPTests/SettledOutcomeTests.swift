@@ -1,5 +1,6 @@
 import Ledger
 @testable import LedgerService
+import LedgerStore
 import Testing
 
 /// When the retry worker and a client decide the same submission at once, the one whose append

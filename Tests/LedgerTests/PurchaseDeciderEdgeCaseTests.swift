@@ -65,7 +65,7 @@ struct PurchaseDeciderEdgeCaseTests {
                 transferPolicy: .transfer,
                 transactions: [.delivered(Given.delivered("T1", Given.removeAds, to: Given.alice))],
                 owners: ["T1": Ownership(userId: Given.alice, streamVersion: 1)]))
-        #expect(decision.rejection == .receiptInvalid)
+        #expect(decision.rejection == .transactionRefunded)
         #expect(decision.appended(to: Streams.ownership("T1")) == nil)
     }
 

@@ -6,7 +6,7 @@ import Testing
 /// (not sorted), and refunds (`cancellation_date`) that reverse a grant once.
 @Suite("Deciding a purchase: whole receipts, renewals and refunds")
 struct PurchaseDeciderReceiptTests {
-    @Test("a receipt without transaction id delivers each undelivered in_app transaction matching an open order, and leaves the rest")
+    @Test("a receipt without transaction id delivers each undelivered in_app transaction, on its open order where one matches, else to the submitting user as no_order")
     func receiptWithoutTransactionId() {
         let decision = PurchaseDecider.decide(
             Given.submission(),
@@ -19,12 +19,15 @@ struct PurchaseDeciderReceiptTests {
                 transactions: [.delivered(Given.delivered("D1", Given.coins, to: Given.alice))],
                 openOrders: [Given.order("o-1"), Given.order("o-2", product: Given.removeAds)]))
 
-        #expect(decision.deliveries.map(\.transactionId) == ["C1", "R1"])
-        #expect(decision.deliveries.map(\.orderId) == ["o-1", "o-2"])
+        #expect(decision.deliveries.map(\.transactionId) == ["C1", "R1", "C2"])
+        #expect(decision.deliveries.map(\.orderId) == ["o-1", "o-2", nil])
         #expect(decision.streams == [
             Streams.transaction("C1"), Streams.order("o-1"),
             Streams.transaction("R1"), Streams.order("o-2"), Streams.ownership("R1"),
+            Streams.transaction("C2"),
         ])
+        let c2 = decision.appends.compactMap { if case .purchaseDelivered(let d)? = $0.events.first, d.transactionId == "C2" { d } else { nil } }
+        #expect(c2.map(\.match) == [.noOrder], "why it went to the submitting user is recorded")
     }
 
     @Test("without a transaction id, a transaction only in latest_receipt_info is not delivered")

@@ -133,23 +133,23 @@ struct PurchaseDeciderRejectionTests {
         #expect(second == Decision(outcome: .alreadyDelivered([Delivery(original)]), appends: []))
     }
 
-    @Test("a transaction Apple refunded before it was ever delivered is refused as an invalid receipt")
+    @Test("a transaction Apple refunded before it was ever delivered is refused transaction_refunded")
     func refundedBeforeDelivery() {
         let decision = PurchaseDecider.decide(
             Given.submission(transaction: "T1"),
             evidence: Given.evidence(Given.entry("T1", Given.coins, cancelledAt: Given.t0 + Given.day, cancellationReason: 0)),
             context: Given.context(openOrders: [Given.order("o-1")]))
-        #expect(decision.rejection == .receiptInvalid)
+        #expect(decision.rejection == .transactionRefunded)
         #expect(decision.appends.isEmpty)
     }
 
-    @Test("Monza's refunded renewal 1000000218147651, never delivered, is refused as an invalid receipt")
+    @Test("Monza's refunded renewal 1000000218147651, never delivered, is refused transaction_refunded")
     func refundedBeforeDeliveryInRealBody() throws {
         let evidence = try AppleFixtures.evidence("verifyreceipt-ios7-subscription-cancellation_reason-monza.json")
         let decision = PurchaseDecider.decide(
             Given.submission(transaction: "1000000218147651"), evidence: evidence,
             context: Given.context(catalog: Catalog(products: [Product(productId: "com.example.product_id", kind: .autoRenewable)])))
-        #expect(decision.rejection == .receiptInvalid)
+        #expect(decision.rejection == .transactionRefunded)
         #expect(decision.appends.isEmpty)
     }
 }

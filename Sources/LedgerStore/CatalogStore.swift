@@ -7,40 +7,22 @@ import Synchronization
 /// fold of the `catalog` stream, re-read only when the stream has grown (another process may
 /// run `purchase-ledger catalog load` while the server runs).
 public final class CatalogStore: Sendable {
-    let log: LedgerLog
     private let state = Mutex<(version: Int64, catalog: Catalog)>((0, Catalog()))
 
-    public init(log: LedgerLog) {
-        self.log = log
-    }
-
-    /// Checks a catalog file (CONTRACT.md format) and appends its products.
-    public func load(_ file: Data, metadata: RequestMetadata) async throws -> CatalogLoaded {
-        let products: [Product]
-        do {
-            products = try Catalog.parse(file)
-        } catch {
-            throw LedgerServiceError(.invalidRequest, error.description)
-        }
-        return try await mappingDatabaseErrors {
-            let loaded = CatalogLoaded(products: products, fileSha256: DocumentStore.name(of: file))
-            try await log.append([LedgerAppend(stream: Streams.catalog, expectation: .any, events: [.catalogLoaded(loaded)])], metadata: metadata)
-            return loaded
-        }
-    }
+    public init() {}
 
     /// Reads the catalog stream's head: for callers that send it along with their own look-ups
     /// and then call `current(head:on:)`.
-    static let headQuery: SQL = .prepared("SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)")
+    package static let headQuery: SQL = .prepared("SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = \(Streams.catalog)")
 
     /// The current catalog, checked against the stream's head on `connection`.
-    func current(on connection: Connection) throws -> Catalog {
+    package func current(on connection: Connection) throws -> Catalog {
         try current(head: try connection.query(Self.headQuery)[0].decode(0), on: connection)
     }
 
     /// The catalog up to version `head` of its stream (just read on `connection`): the cached
     /// one unless the stream has grown.
-    func current(head: Int64, on connection: Connection) throws -> Catalog {
+    package func current(head: Int64, on connection: Connection) throws -> Catalog {
         let cached = state.withLock { $0 }
         if cached.version == head { return cached.catalog }
         var catalog = Catalog()

@@ -1,3 +1,4 @@
+import AppStore
 import AsyncHTTPClient
 import Foundation
 import NIOCore

@@ -21,7 +21,7 @@ public struct DocumentStore: Sendable {
     /// and notifications go `alongside` their append (`LedgerLog.append`), and imports write
     /// both in their own transaction. So no event commits without its document, and a document
     /// costs no transaction of its own.
-    static func insert(_ bytes: [UInt8], kind: String) -> (name: String, statement: SQL) {
+    package static func insert(_ bytes: [UInt8], kind: String) -> (name: String, statement: SQL) {
         let digest = Array(SHA256.hash(data: bytes))
         return (Hex.encode(digest), .prepared("""
             INSERT INTO documents (sha256, kind, content) VALUES (\(digest), \(kind), \(bytes))

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// Settings of a `VerifyReceiptClient`.

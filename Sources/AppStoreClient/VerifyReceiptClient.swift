@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Logging
 
@@ -118,7 +119,7 @@ public struct VerifyReceiptClient: Sendable {
             "endpoint": "\(endpoint.rawValue)",
             "http_status": "\(attempt.httpStatus.map(String.init) ?? "none")",
             "status": "\(attempt.status?.description ?? "none")",
-            "latency_ms": "\(attempt.latency.components.seconds * 1000 + attempt.latency.components.attoseconds / 1_000_000_000_000_000)",
+            "latency_ms": "\(Millis.of(attempt.latency))",
             "failure": "\(attempt.failure?.code.rawValue ?? "none")",
         ])
         return (attempt, response)

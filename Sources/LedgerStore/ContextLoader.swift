@@ -5,13 +5,17 @@ import Postgres
 /// Loads what the ledger recorded about the transactions, orders and user one decision concerns
 /// (`PurchaseContext`). Its look-ups go to the server together (pipeline mode): one round trip
 /// per decision, not one per look-up. Runs on the pool's thread.
-struct ContextLoader {
+package struct ContextLoader {
     let connection: Connection
 
-    func load(
-        evidence: Evidence, userId: String?, namedOrderId: String?, catalogs: CatalogStore, configuration: LedgerConfiguration
+    package init(connection: Connection) {
+        self.connection = connection
+    }
+
+    package func load(
+        evidence: Evidence, userId: String?, namedOrderId: String?, catalogs: CatalogStore, bundleId: String, transferPolicy: TransferPolicy
     ) throws -> PurchaseContext {
-        var context = PurchaseContext(catalog: Catalog(), bundleId: configuration.bundleId, transferPolicy: configuration.transferPolicy)
+        var context = PurchaseContext(catalog: Catalog(), bundleId: bundleId, transferPolicy: transferPolicy)
         let transactionIds = evidence.entries.map(\.transactionId)
         let originals = Array(Set(evidence.entries.map(\.originalTransactionId)))
         let tokens = Array(Set(evidence.entries.compactMap(\.appAccountToken)))
@@ -67,7 +71,7 @@ struct ContextLoader {
 
     /// What each of `transactionIds` became in the ledger: its stream's first event, a
     /// delivery or a renewal (read by `transactionRecords`).
-    static func transactionsQuery(_ transactionIds: [String]) -> SQL {
+    package static func transactionsQuery(_ transactionIds: [String]) -> SQL {
         .prepared("""
             SELECT event_type, payload FROM events
             WHERE stream_id = ANY(\(PostgresArray(transactionIds.map { Optional(Streams.transaction($0)) }))) AND stream_version = 1
@@ -75,7 +79,7 @@ struct ContextLoader {
     }
 
     /// `transactionsQuery`'s rows, by transaction id.
-    static func transactionRecords(_ rows: PostgresRows) throws -> [String: TransactionRecord] {
+    package static func transactionRecords(_ rows: PostgresRows) throws -> [String: TransactionRecord] {
         var records: [String: TransactionRecord] = [:]
         for row in rows {
             switch try event(row, type: 0, payload: 1) {

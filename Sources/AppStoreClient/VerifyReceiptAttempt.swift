@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// One request to a verifyReceipt endpoint and what came back, kept verbatim because the ledger

@@ -1,3 +1,4 @@
+import AppStore
 /// The result of verifying one receipt: a verdict the caller acts on without interpreting status
 /// codes, the decoded final body, and every attempt made on the way.
 public struct VerificationOutcome: Sendable {

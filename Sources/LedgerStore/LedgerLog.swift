@@ -28,9 +28,17 @@ public struct LedgerLog: Sendable {
     /// Appends every `LedgerAppend` in one transaction: all or nothing, `alongside` included
     /// (the documents the events cite, `EventStore.append`). Throws
     /// `EventStoreError.wrongExpectedVersion` when another decision got to a stream first.
+    /// `idempotencyKey` goes on the first event: the same key again with other content is
+    /// `EventStoreError.idempotencyConflict`, and `LedgerReads.event(idempotencyKey:)` finds it.
     @discardableResult
-    public func append(_ appends: [LedgerAppend], metadata: RequestMetadata, alongside: [SQL] = []) async throws -> [RecordedEvent] {
-        try await store.append(try Self.streamAppends(appends, metadata: metadata), alongside: alongside)
+    public func append(
+        _ appends: [LedgerAppend], metadata: RequestMetadata, alongside: [SQL] = [], idempotencyKey: String? = nil
+    ) async throws -> [RecordedEvent] {
+        var streamAppends = try Self.streamAppends(appends, metadata: metadata)
+        if let idempotencyKey, !streamAppends.isEmpty, !streamAppends[0].events.isEmpty {
+            streamAppends[0].events[0].idempotencyKey = idempotencyKey
+        }
+        return try await store.append(streamAppends, alongside: alongside)
     }
 
     /// Appends through COPY on `connection`, in the caller's transaction (imports).

@@ -1,0 +1,20 @@
+import Foundation
+import Ledger
+import LedgerStore
+
+extension CatalogStore {
+    /// Checks a catalog file (CONTRACT.md format) and appends its products.
+    public func load(_ file: Data, into log: LedgerLog, metadata: RequestMetadata) async throws -> CatalogLoaded {
+        let products: [Product]
+        do {
+            products = try Catalog.parse(file)
+        } catch {
+            throw LedgerServiceError(.invalidRequest, error.description)
+        }
+        return try await mappingDatabaseErrors {
+            let loaded = CatalogLoaded(products: products, fileSha256: DocumentStore.name(of: file))
+            try await log.append([LedgerAppend(stream: Streams.catalog, expectation: .any, events: [.catalogLoaded(loaded)])], metadata: metadata)
+            return loaded
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import AppStore
+import EventStore
+import Foundation
+import Ledger
+import Postgres
+
+/// Every question the ledger's flow asks of its log, in one place: the context of a decision,
+/// the receipts still waiting for Apple, the submissions nobody finished, what an idempotency
+/// key recorded, the catalog, and what an import or `verify` must check. The service layer
+/// above asks these questions and never writes SQL against `events` itself, so the log's
+/// shape, its indexes and the statements that use them are read together here.
+public struct LedgerReads: Sendable {
+    let pool: ConnectionPool
+    public let catalogs: CatalogStore
+
+    public init(pool: ConnectionPool, catalogs: CatalogStore = CatalogStore()) {
+        self.pool = pool
+        self.catalogs = catalogs
+    }
+
+    // MARK: - Deciding
+
+    /// What the ledger recorded about the transactions, orders and user one decision concerns,
+    /// in one round trip (`ContextLoader`).
+    public func context(
+        for evidence: Evidence, userId: String?, orderId: String?, bundleId: String, transferPolicy: TransferPolicy
+    ) async throws -> PurchaseContext {
+        let catalogs = catalogs
+        return try await pool.withConnection { connection in
+            try ContextLoader(connection: connection).load(
+                evidence: evidence, userId: userId, namedOrderId: orderId, catalogs: catalogs, bundleId: bundleId,
+                transferPolicy: transferPolicy)
+        }
+    }
+
+    /// `context(for:...)` on a connection the caller holds (imports decide inside their batch).
+    public func context(
+        for evidence: Evidence, userId: String?, bundleId: String, transferPolicy: TransferPolicy, on connection: Connection
+    ) throws -> PurchaseContext {
+        try ContextLoader(connection: connection).load(
+            evidence: evidence, userId: userId, namedOrderId: nil, catalogs: catalogs, bundleId: bundleId, transferPolicy: transferPolicy)
+    }
+
+    /// What each transaction became (its stream's first event: a delivery or a renewal), in
+    /// the order of `transactionIds`; unknown ones are left out.
+    public func transactionRecords(_ transactionIds: [String]) async throws -> [TransactionRecord] {
+        guard !transactionIds.isEmpty else { return [] }
+        let found = try await pool.withConnection { connection in
+            try ContextLoader.transactionRecords(connection.query(ContextLoader.transactionsQuery(transactionIds)))
+        }
+        return transactionIds.compactMap { found[$0] }
+    }
+
+    /// The catalog in force.
+    public func catalog() async throws -> Catalog {
+        let catalogs = catalogs
+        return try await pool.withConnection { try catalogs.current(on: $0) }
+    }
+
+    // MARK: - Unfinished work
+
+    /// A submission whose last event is `VerificationPending`: Apple must be asked again.
+    public struct PendingVerification: Sendable {
+        public var streamVersion: Int64
+        public var pending: VerificationPending
+    }
+
+    /// Submissions waiting for Apple, soonest due first.
+    public func pendingVerifications(limit: Int = 1_000) async throws -> [PendingVerification] {
+        try await pool.withConnection { connection in
+            try connection.query(.prepared("""
+                SELECT p.stream_version, p.payload FROM events p
+                WHERE p.event_type = 'VerificationPending'
+                  AND NOT EXISTS (SELECT 1 FROM events n WHERE n.stream_id = p.stream_id AND n.stream_version > p.stream_version)
+                ORDER BY (p.payload->>'next_attempt_at_ms')::bigint
+                LIMIT \(Int64(limit))
+                """)).map { row in
+                PendingVerification(
+                    streamVersion: try row.decode(0),
+                    pending: try LedgerJSON.decoder.decode(VerificationPending.self, from: Data(row.decode(1, as: JSONB.self).bytes)))
+            }
+        }
+    }
+
+    /// A submission whose stream holds only `ReceiptSubmitted`: recorded, never decided.
+    public struct OpenSubmission: Sendable {
+        public var position: Int64
+        public var submitted: ReceiptSubmitted
+        /// Recorded longer ago than the grace given: no request is still working on it.
+        public var abandoned: Bool
+    }
+
+    /// The submissions after `position` that nothing decided yet, oldest first, and the log's
+    /// head when they were read. A submission is `abandoned` once recorded more than `grace`
+    /// ago by the database's clock (a request still asking Apple is not abandoned). Every
+    /// submission at or before `head` and not listed was decided, so a caller that remembers
+    /// `head` (or the first listed position) never scans the decided past again.
+    public func openSubmissions(after position: Int64, grace: Duration, limit: Int = 1_000) async throws -> (open: [OpenSubmission], head: Int64) {
+        let graceMs = Millis.of(grace)
+        return try await pool.withConnection { connection in
+            // One statement, one snapshot: the head and the open set agree.
+            let rows = try connection.query(.prepared("""
+                SELECT h.head, s.position, s.payload, s.recorded_at < now() - \(graceMs) * interval '1 millisecond'
+                FROM (SELECT coalesce(max(position), 0) AS head FROM events) h
+                LEFT JOIN LATERAL (
+                    SELECT o.position, o.payload, o.recorded_at FROM events o
+                    WHERE o.event_type = 'ReceiptSubmitted' AND o.position > \(position)
+                      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.stream_id = o.stream_id AND n.stream_version = 2)
+                    ORDER BY o.position LIMIT \(Int64(limit))
+                ) s ON true
+                """))
+            var head = position
+            var open: [OpenSubmission] = []
+            for row in rows {
+                head = try row.decode(0)
+                guard let at: Int64 = try row.decode(1) else { continue }
+                open.append(OpenSubmission(
+                    position: at,
+                    submitted: try LedgerJSON.decoder.decode(ReceiptSubmitted.self, from: Data(row.decode(2, as: JSONB.self).bytes)),
+                    abandoned: try row.decode(3)))
+            }
+            return (open, head)
+        }
+    }
+
+    // MARK: - Idempotency
+
+    /// The first event recorded under an idempotency key, with its stream, or nil.
+    public func event(idempotencyKey key: String) async throws -> (stream: String, event: LedgerEvent)? {
+        try await pool.withConnection { connection in
+            guard let row = try connection.query(.prepared("""
+                SELECT stream_id, event_type, payload FROM events WHERE idempotency_key = \(key)
+                """)).first else { return nil }
+            return (try row.decode(0), try LedgerEvent(type: row.decode(1), payload: Data(row.decode(2, as: JSONB.self).bytes)))
+        }
+    }
+
+    // MARK: - Imports and verification
+
+    /// The streams among `streams` that exist.
+    public func existingStreams(_ streams: [String]) async throws -> Set<String> {
+        try await pool.withConnection { connection in
+            Set(try connection.query("""
+                SELECT stream_id FROM events WHERE stream_id = ANY(\(PostgresArray(streams.map(Optional.some)))) AND stream_version = 1
+                """).map { try $0.decode(0) as String })
+        }
+    }
+
+    /// How many events cite a document, and the first (by position) citing one that is missing.
+    public func documentReferences() async throws -> (count: Int64, firstMissing: (position: Int64, name: String)?) {
+        try await pool.withConnection { connection in
+            let count: Int64 = try connection.query("""
+                SELECT count(*) FROM events WHERE payload ? 'document_sha256' AND jsonb_typeof(payload->'document_sha256') = 'string'
+                """)[0].decode(0)
+            let row = try connection.query("""
+                SELECT e.position, e.payload->>'document_sha256' FROM events e
+                WHERE e.payload ? 'document_sha256' AND jsonb_typeof(e.payload->'document_sha256') = 'string'
+                  AND NOT EXISTS (SELECT 1 FROM documents d WHERE encode(d.sha256, 'hex') = e.payload->>'document_sha256')
+                ORDER BY e.position LIMIT 1
+                """).first
+            return (count, try row.map { (try $0.decode(0), try $0.decode(1)) })
+        }
+    }
+
+    // MARK: - Timelines
+
+    /// The events the timeline index lists for `subjects`, in log order: position, recorded
+    /// time (ms), type, stream, payload, metadata, then `ChainVerifier.canonicalColumns` from
+    /// column 6, so one query serves the timeline and its chain check.
+    public static func timelineEvents(subjects: [String], on connection: Connection) throws -> [PostgresRow] {
+        Array(try connection.query("""
+            SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id, e.payload, e.metadata,
+                   \(fragment: ChainVerifier.canonicalColumns)
+            FROM events e
+            WHERE e.position IN (
+                SELECT t.position FROM projection_timeline_events t WHERE t.subject = ANY(\(PostgresArray(subjects.map(Optional.some)))))
+            ORDER BY e.position
+            """))
+    }
+}
