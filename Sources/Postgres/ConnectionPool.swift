@@ -34,6 +34,10 @@ public final class ConnectionPool: Sendable {
     /// How many connections are leased right now (for tests and metrics).
     public var leasedCount: Int { locked.withLock { $0.state.busyCount } }
 
+    /// Callers waiting for a connection now (all are leased). For health gauges and for tests
+    /// that must know a caller is queued before they go on.
+    public var waitingCount: Int { locked.withLock { $0.state.waiterCount } }
+
     /// Runs `body` with a connection of the pool on that connection's own thread.
     ///
     /// When the body leaves a transaction open, it is rolled back before the connection is

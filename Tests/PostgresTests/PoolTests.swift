@@ -57,7 +57,9 @@ struct PoolTests {
             while gauge.peak < bound, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             #expect(gauge.peak == bound, "both connections are held")
             let extra = Task { try await pool.withConnection { _ in gauge.enter(); gauge.leave() } }
-            try await Task.sleep(for: .milliseconds(300))
+            // Until it is queued, the check below would prove nothing: wait for the queue.
+            while pool.waitingCount == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(pool.waitingCount == 1, "the extra user waits in the pool's queue")
             #expect(gauge.peak == bound, "the extra user has not got a connection while all are held")
             #expect(pool.leasedCount == bound)
             for _ in 0..<bound { gate.signal() }
@@ -104,7 +106,9 @@ struct PoolTests {
             for _ in 0..<3_000 where holding.pid == nil { try await Task.sleep(for: .milliseconds(10)) }
             #expect(holding.pid != nil, "the holder has the only connection")
             let waiter = Task { try await pool.withConnection { $0.backendPID } }
-            try await Task.sleep(for: .milliseconds(50))
+            // Cancelled once it is queued, so the test proves a queued waiter gives up.
+            for _ in 0..<3_000 where pool.waitingCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(pool.waitingCount == 1, "the waiter is queued")
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
             gate.signal()
