@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import Ledger
 import LedgerService
 
@@ -65,6 +66,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             }
         case is NIOTooManyBytesError:
             return .bodyTooLarge()
+        case is HTTPParserError:
+            return .invalidRequest("the request is not well-formed HTTP/1.1")
         case let error as HTTPError:
             switch error.status {
             case .notFound: return APIError(.notFound, "not_found", "no such route")

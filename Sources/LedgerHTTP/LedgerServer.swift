@@ -115,14 +115,18 @@ public struct LedgerServer: Sendable {
         let runner = ProjectionRunner(store: store, conninfo: conninfo, logger: logger)
         let worker = RetryWorker(service: service, pollInterval: configuration.workerPollInterval, logger: logger)
         let reads = ReadModels(runner: runner, timeout: configuration.ledger.readYourWritesTimeout, clock: service.clock)
-        let router = Router(context: LedgerRequestContext.self)
-        router.add(middleware: RequestMiddleware(metrics: metrics))
-        LedgerRoutes(
+        let routes = LedgerRoutes(
             service: service, reads: reads, authenticator: Authenticator(tokens: configuration.tokens),
-            health: HealthCheck(pool: pool, worker: worker, runner: runner), metrics: metrics
-        ).register(on: router)
+            health: HealthCheck(pool: pool, worker: worker, runner: runner), metrics: metrics)
+        // Middleware goes on before the routes, so the methods per path come from a probe.
+        let probe = Router(context: LedgerRequestContext.self)
+        routes.register(on: probe)
+        let router = Router(context: LedgerRequestContext.self)
+        router.add(middleware: RequestMiddleware(metrics: metrics, allowed: AllowedMethods(probe.routes)))
+        routes.register(on: router)
         let application = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PurchaseLedger"),
             onServerRunning: onRunning, logger: logger)
         return Parts(

@@ -9,6 +9,7 @@ import Logging
 struct RequestMiddleware: RouterMiddleware {
     typealias Context = LedgerRequestContext
     let metrics: LedgerMetrics
+    let allowed: AllowedMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -21,7 +22,12 @@ struct RequestMiddleware: RouterMiddleware {
                 try await next(request, context)
             }
         } catch {
-            if let answer = APIError.from(error) {
+            if let http = error as? HTTPError, http.status == .notFound, let allow = allowed.allow(for: request.uri.path) {
+                // A known path with a method it does not take (RFC 9110 §15.5.6).
+                var answer = APIError(.methodNotAllowed, "method_not_allowed", "\(request.uri.path) takes \(allow)")
+                answer.headers[.allow] = allow
+                response = try answer.response(from: request, context: context)
+            } else if let answer = APIError.from(error) {
                 response = try answer.response(from: request, context: context)
             } else {
                 // Never the error's text: it may come from a layer that quotes input.

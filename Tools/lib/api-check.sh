@@ -1,0 +1,41 @@
+# Sourced by Tools/test: the real server, on the throwaway cluster, checked by schemathesis over
+# the OpenAPI document it serves (Tools/schemathesis), once per token scope.
+pl_api_check() {
+  local bin work sim srv db url tokens i
+  bin="$(swift build --show-bin-path)/purchase-ledger"
+  work=$(mktemp -d)
+  db="api_check_$$"
+  "$PL_PGBIN/psql" -X -q -d "$DATABASE_URL" -c "CREATE DATABASE $db"
+  url="${DATABASE_URL/dbname=postgres/dbname=$db}"
+  tokens="app-token-0123456789:app,finance-token-0123456789:finance"
+  cat >"$work/catalog.json" <<'JSON'
+{"products": [
+  {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"},
+  {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 299, "currency": "USD"},
+  {"product_id": "com.example.pro.monthly", "kind": "auto_renewable", "price_minor": 499, "currency": "USD"}
+]}
+JSON
+  DATABASE_URL="$url" "$bin" migrate >&2
+  "$bin" apple-simulator --address 127.0.0.1:18090 --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
+  sim=$!
+  DATABASE_URL="$url" LEDGER_API_TOKENS="$tokens" APPLE_BUNDLE_ID=com.example.app LEDGER_CATALOG="$work/catalog.json" \
+    APPLE_VERIFY_RECEIPT_PRODUCTION_URL=http://127.0.0.1:18090/production/verifyReceipt \
+    APPLE_VERIFY_RECEIPT_SANDBOX_URL=http://127.0.0.1:18090/sandbox/verifyReceipt \
+    APPLE_ROOT_CERTIFICATES="$work/root.der" LOG_LEVEL=warning \
+    "$bin" serve --address 127.0.0.1:18080 >"$work/server.log" 2>&1 &
+  srv=$!
+  for i in $(seq 300); do
+    curl -fsS http://127.0.0.1:18080/healthz >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  local status=0
+  LEDGER_URL=http://127.0.0.1:18080 LEDGER_API_TOKENS="$tokens" Tools/schemathesis || status=$?
+  kill -TERM "$srv" "$sim" 2>/dev/null || true
+  wait "$srv" "$sim" 2>/dev/null || true
+  if [ "$status" -ne 0 ]; then
+    echo "schemathesis found failures; the server's log:" >&2
+    tail -50 "$work/server.log" >&2
+  fi
+  rm -rf "$work"
+  return "$status"
+}
