@@ -18,6 +18,11 @@ JSON
   DATABASE_URL="$url" "$bin" migrate >&2
   "$bin" apple-simulator --address 127.0.0.1:18090 --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
   sim=$!
+  # serve reads the simulator's root at start: wait until it is written.
+  for i in $(seq 300); do
+    [ -s "$work/root.der" ] && break
+    sleep 0.2
+  done
   DATABASE_URL="$url" LEDGER_API_TOKENS="$tokens" APPLE_BUNDLE_ID=com.example.app LEDGER_CATALOG="$work/catalog.json" \
     APPLE_VERIFY_RECEIPT_PRODUCTION_URL=http://127.0.0.1:18090/production/verifyReceipt \
     APPLE_VERIFY_RECEIPT_SANDBOX_URL=http://127.0.0.1:18090/sandbox/verifyReceipt \
