@@ -4,8 +4,8 @@ extension NewEvent {
     /// A fresh event id: a random (version 4) UUID from the system's generator (`getrandom`
     /// on Linux), the default for every new event.
     ///
-    /// Foundation's `UUID()` on Linux opens and reads `/dev/urandom` for every id: one `open`
-    /// per event was 7% of an appending process's CPU in the store benchmark (perf, strace).
+    /// Foundation's `UUID()` on Linux opens and reads `/dev/urandom` for every id, one `open`
+    /// per appended event; `getrandom` needs none (BENCHMARKS.md, 'Why the code is shaped so').
     public static func makeID() -> UUID {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64

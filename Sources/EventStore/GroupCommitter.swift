@@ -9,8 +9,8 @@ import Postgres
 ///
 /// One writer at a time holds a pooled connection and loops on that connection's own thread:
 /// take what is queued, commit it, resume its callers, wait for the next. Between batches it
-/// never goes back through the pool or the cooperative pool: at a few hundred microseconds per
-/// hop, those hand-offs took longer than the INSERT itself (BENCHMARKS.md).
+/// never goes back through the pool or the cooperative pool: those hand-offs cost more than the
+/// INSERT itself (BENCHMARKS.md, 'Why the code is shaped so').
 final class GroupCommitter: Sendable {
     struct Pending {
         var command: [StreamAppend]

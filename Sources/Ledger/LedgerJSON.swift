@@ -4,7 +4,8 @@ import Foundation
 /// so the same payload always has the same bytes.
 ///
 /// The coders are shared: configured once and never changed after, and encoding and decoding
-/// are safe from several threads at once (a new one per call showed in the replay's profile).
+/// are safe from several threads at once, so no call pays for making its own (BENCHMARKS.md,
+/// 'Why the code is shaped so').
 public enum LedgerJSON {
     /// snake_case keys as `convertToSnakeCase` writes them, each key's conversion remembered.
     public static let encoder: JSONEncoder = {

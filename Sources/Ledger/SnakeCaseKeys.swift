@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// Foundation's `convertFromSnakeCase` and `convertToSnakeCase`, remembered per key. Foundation
-/// converts every key of every object afresh (splitting, capitalizing and joining strings): a
-/// rebuild's profile put decoding's conversion at a fifth of the process's CPU, and the flow
-/// benchmark's put encoding's at 4%, for the few dozen keys event payloads have.
+/// converts every key of every object afresh (splitting, capitalizing and joining strings),
+/// while event payloads have only a few dozen keys, decoded by every rebuild and encoded by
+/// every append (BENCHMARKS.md, 'Why the code is shaped so').
 enum SnakeCaseKeys {
     /// Keys come from bodies too, which anyone may fill with new names: past this many, keys
     /// are converted without being remembered, so the tables cannot grow without bound.

@@ -47,7 +47,8 @@ struct ImportLine {
         }
     }
 
-    /// Shared, as `LedgerJSON`'s are (a new coder per call showed in the replay's profile).
+    /// Shared, as `LedgerJSON`'s are, so a line does not pay for making its own coder
+    /// (BENCHMARKS.md, 'Why the code is shaped so').
     private static let plainDecoder = JSONDecoder()
     private static let plainEncoder = JSONEncoder()
 

@@ -6,11 +6,11 @@ import Postgres
 /// state) are combined in Swift by the rules their upserts state, then written with one
 /// multi-row statement per kind (arrays through `unnest`, so each text is fixed and prepared).
 /// Changes whose result depends on the rows before them (revenue lines and prices, unions of
-/// Apple accounts) keep their order and their own statements: one statement computing a page's
-/// sales together was tried and saved nothing, the time being in each line's look-ups and
-/// index entries (BENCHMARKS.md). The result is the same rows as applying every change one by
-/// one: the replay's dry run compares exactly that (the server's runner applies small pages, a
-/// rebuild large ones) and finds nothing to change.
+/// Apple accounts) keep their order and their own statements: their time is in each line's
+/// look-ups and index entries, not in the statements, so combining them does not pay
+/// (BENCHMARKS.md, 'Why the code is shaped so'). The result is the same rows as applying every
+/// change one by one: the replay's dry run compares exactly that (the server's runner applies
+/// small pages, a rebuild large ones) and finds nothing to change.
 struct ProjectionBatch {
     private var balances: [Key2: Int64] = [:]
     private var balanceOrder: [Key2] = []

@@ -75,9 +75,9 @@ public final class ProjectionReplay: Sendable {
 
     /// The rebuild writes revenue on a connection of its own, beside the other projections: its
     /// statements (one per sale, each rating the sale against the subscription's earlier ones)
-    /// took half of the rebuild's time in PostgreSQL, and the machine sat idle a third of the
-    /// time while one backend wrote everything (BENCHMARKS.md). The shadow schema has no other
-    /// runner, as `ProjectionRunner`'s concurrent groups require.
+    /// are a large part of a rebuild's writes, and one backend writing everything leaves the
+    /// machine partly idle (BENCHMARKS.md, 'Why the code is shaped so'). The shadow schema has no
+    /// other runner, as `ProjectionRunner`'s concurrent groups require.
     static func writerGroups(_ projections: [any Projection]) -> [[any Projection]] {
         let revenue = RevenueProjection().name
         return [projections.filter { $0.name == revenue }, projections.filter { $0.name != revenue }].filter { !$0.isEmpty }
@@ -118,7 +118,8 @@ public final class ProjectionReplay: Sendable {
     /// each key is built in one sorted pass instead of one index entry per insert.
     private func key(_ setTables: [SetTableKeys], shadow: String, on admin: ConnectionPool) async throws {
         guard !setTables.isEmpty else { return }
-        // Seconds at a million events, after the progress bar has reached the head.
+        // Keying a large log takes a while after the progress bar has reached the head, so say
+        // what runs (BENCHMARKS.md, 'Why the code is shaped so').
         logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.map(\.table).joined(separator: ", "))"])
         try await admin.withTransaction { connection in
             for set in setTables {

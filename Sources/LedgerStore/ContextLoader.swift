@@ -42,12 +42,11 @@ package struct ContextLoader {
         let named: SQL = .prepared("""
             SELECT payload FROM events WHERE stream_id = \(Streams.order(namedOrderId ?? "")) AND stream_version = 1
             """)
-        // PostgreSQL planned the `ANY(array)` look-ups afresh on every call: a custom plan for a
-        // one-element array always looks cheaper than the generic plan's guess of ten, so the
-        // plan cache never switched. Planning cost more than running them (pg_stat_statements
-        // in the flow benchmark: 0.35 ms of planning against 0.08 ms of execution per receipt).
-        // Their generic plans are the same index scans; this applies until the pipeline's
-        // implicit transaction ends.
+        // Left to itself, PostgreSQL plans the `ANY(array)` look-ups afresh on every call: a custom
+        // plan for a one-element array always looks cheaper than the generic plan's guess of ten,
+        // so the plan cache never switches, and planning costs more than running them
+        // (BENCHMARKS.md, 'Why the code is shaped so'). Their generic plans are the same index
+        // scans; this applies until the pipeline's implicit transaction ends.
         let generic: SQL = .prepared("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
         let sent = try connection.pipeline([generic, CatalogStore.headQuery, transactions, refunds, owners, openOrders, byToken, named])
         context.catalog = try catalogs.current(head: sent[1][0].decode(0), on: connection)

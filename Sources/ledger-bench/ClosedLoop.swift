@@ -6,8 +6,8 @@ import Synchronization
 enum ClosedLoop {
     /// How long the callers run before the clock starts. The first calls open the clients'
     /// connections, the server's pooled connections and the simulator's, and prepare each
-    /// connection's statements: 30–45 ms each against 16–20 ms after, and as many of them as
-    /// clients, a third of a 5 s round's slowest 1%. A server that has run for a second no
+    /// connection's statements, so they are slower than the rest and would weigh on the p99
+    /// (BENCHMARKS.md, 'Why the code is shaped so'). A server that has run for a second no
     /// longer pays them, and that steady state is what the figures are about.
     static let warmUp: Duration = .milliseconds(500)
 

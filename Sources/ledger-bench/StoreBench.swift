@@ -28,8 +28,9 @@ enum StoreBench {
     }
 
     /// The table. Append rates and their pgbench ceilings come from Tools/bench, which
-    /// alternates short rounds of each and passes medians: the disk's fsync latency drifts by
-    /// 2x within minutes here, so figures from different minutes do not compare.
+    /// alternates short rounds of each and passes medians: the disk's fsync latency drifts
+    /// within minutes here, so figures from different minutes do not compare (BENCHMARKS.md,
+    /// 'Why the code is shaped so').
     static func run(
         conninfo: String, pgbench1: Double?, pgbench8: Double?, ours1: Double?, ours8: Double?, batch8: Double?,
         seconds: Double
@@ -50,8 +51,9 @@ enum StoreBench {
         let batch = try await batchPath(store: store, commands: 100, eventsPerCommand: 1_000)
         let copyIn = try await copyInCeiling(pool: pool, rows: 100_000)
         let total = try await store.headPosition()
-        // Reads alternate with their ceiling, three of each, and the medians are compared: one
-        // of each let a fast minute for COPY meet a slow one for us (0.50× to 0.94× run to run).
+        // Reads alternate with their ceiling, three of each, and the medians are compared, so a
+        // fast minute for COPY does not meet a slow one for us (BENCHMARKS.md, 'Why the code is
+        // shaped so').
         var reads: [Double] = []
         var copies: [Double] = []
         for _ in 0..<3 {

@@ -6,6 +6,26 @@ import Testing
 
 @Suite("Apple's notifications: refunds, revocations, renewals, recorded once")
 struct NotificationFlowTests {
+    @Test("a v1 CANCEL naming no app is recorded but refunds nothing; the same CANCEL naming this app refunds its one transaction")
+    func v1CancelNeedsTheBundle() async throws {
+        try await LedgerHarness.with(sharedSecret: "s3cret-shared-0123") { ledger in
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.removeads", appleId: "apple-1")
+            #expect(try await ledger.submit(user: "u1", purchase: purchase).outcome == "delivered")
+            func cancel(bid: String?) -> String {
+                let bundle = bid.map { #","bid":"\#($0)""# } ?? ""
+                return #"{"notification_type":"CANCEL","password":"s3cret-shared-0123","environment":"PROD","cancellation_date_ms":"1767225600000","web_order_line_item_id":"w1"\#(bundle),"latest_receipt_info":{"transaction_id":"\#(purchase.transactionId)","original_transaction_id":"\#(purchase.transactionId)","product_id":"com.example.removeads","quantity":"1","purchase_date_ms":"1767139200000","web_order_line_item_id":"w1"}}"#
+            }
+            let before = try await ledger.count("AppleNotificationReceived")
+            let anonymous = try await ledger.request(.POST, "/v1/notifications/apple", body: cancel(bid: nil), token: nil)
+            #expect(anonymous.status == 200)
+            #expect(try await ledger.count("PurchaseRefunded") == 0, "nothing proves this notification is this app's")
+            let named = try await ledger.request(.POST, "/v1/notifications/apple", body: cancel(bid: "com.example.app"), token: nil)
+            #expect(named.status == 200)
+            #expect(try await ledger.count("PurchaseRefunded") == 1)
+            #expect(try await ledger.count("AppleNotificationReceived") == before + 2, "both are kept verbatim")
+        }
+    }
+
     @Test("a v2 REFUND of a delivered consumable debits the balance once, however often Apple repeats it")
     func refundOnce() async throws {
         try await LedgerHarness.with { ledger in

@@ -107,7 +107,9 @@ public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
 }
 
 /// Calendar days in UTC without Foundation's calendars, so the pure module computes the same
-/// day on every machine, and quickly (a formatter per call cost more than a timeline's queries).
+/// day on every machine, and quickly: timeline reads format a time for every event they show,
+/// and a formatter per call would cost more than their queries (BENCHMARKS.md, 'Why the code is
+/// shaped so').
 public enum RevenueDay {
     /// `YYYY-MM-DD` (UTC) of an instant in milliseconds since 1970.
     public static func of(_ milliseconds: Int64) -> String {

@@ -7,8 +7,10 @@ public struct TimelineProjection: Projection {
     public let name = "timelines"
     public let version: Int32 = 1
     public let tables = ["projection_timeline_events", "projection_timeline_links"]
-    /// Both are sets of (subject, position) and (subject, includes): more than half of a
-    /// rebuild's rows, whose index entries, kept up row by row, were 40% of its time in PostgreSQL.
+    /// Both are sets of (subject, position) and (subject, includes), and hold most of a
+    /// rebuild's rows: keeping their index entries up row by row costs much of its time in
+    /// PostgreSQL, so a replay fills them without keys and builds each key once at the end
+    /// (BENCHMARKS.md, 'Why the code is shaped so').
     public var setTables: [String] { tables }
 
     /// Subject names: `transaction:ID`, `order:ID`, `user:ID`, `submission:ID`.
