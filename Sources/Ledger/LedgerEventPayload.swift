@@ -35,6 +35,8 @@ public enum LedgerEvent: Sendable, Hashable {
     case appleNotificationReceived(AppleNotificationReceived)
     case purchaseRefunded(PurchaseRefunded)
     case appleAccountObserved(AppleAccountObserved)
+    case balanceSpent(BalanceSpent)
+    case consumptionConsentRecorded(ConsumptionConsentRecorded)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -57,6 +59,8 @@ public enum LedgerEvent: Sendable, Hashable {
         case AppleNotificationReceived.eventType: self = .appleNotificationReceived(try decode(AppleNotificationReceived.self))
         case PurchaseRefunded.eventType: self = .purchaseRefunded(try decode(PurchaseRefunded.self))
         case AppleAccountObserved.eventType: self = .appleAccountObserved(try decode(AppleAccountObserved.self))
+        case BalanceSpent.eventType: self = .balanceSpent(try decode(BalanceSpent.self))
+        case ConsumptionConsentRecorded.eventType: self = .consumptionConsentRecorded(try decode(ConsumptionConsentRecorded.self))
         default: self = .unknown(type: type)
         }
     }
@@ -80,6 +84,8 @@ public enum LedgerEvent: Sendable, Hashable {
         case .appleNotificationReceived(let p): p
         case .purchaseRefunded(let p): p
         case .appleAccountObserved(let p): p
+        case .balanceSpent(let p): p
+        case .consumptionConsentRecorded(let p): p
         case .unknown: nil
         }
     }

@@ -10,4 +10,9 @@ public enum Streams {
     public static func refund(_ transactionId: String) -> String { "refund-\(transactionId)" }
     public static func notification(_ id: String) -> String { "notification-\(id)" }
     public static func subscription(_ originalTransactionId: String) -> String { "subscription-\(originalTransactionId)" }
+    /// A user's spends of one unit. The unit's length goes first, so no user id and unit pair
+    /// can spell another's stream.
+    public static func wallet(userId: String, unit: String) -> String { "wallet-\(unit.utf8.count):\(unit):\(userId)" }
+    /// A user's consents to sending consumption data to Apple.
+    public static func consent(userId: String) -> String { "consent-\(userId)" }
 }

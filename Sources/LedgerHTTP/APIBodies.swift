@@ -13,6 +13,17 @@ enum APIBodies {
         var quantity: Int64?
     }
 
+    struct Spend: Decodable {
+        var unit: String
+        var amount: Int64
+        var spendId: String
+        var reason: String?
+    }
+
+    struct Consent: Decodable {
+        var consumptionData: Bool
+    }
+
     struct SubmitReceipt: Decodable {
         var userId: String
         var receiptData: String
@@ -69,6 +80,35 @@ enum APIAnswers {
             try c.encode(Timestamps.iso8601(order.createdAtMs), forKey: .createdAt)
         }
         enum Keys: String, CodingKey { case orderId, userId, productId, quantity, appAccountToken, createdAt }
+    }
+
+    /// `POST /v1/users/{user_id}/spend`'s answer.
+    struct Spent: Encodable {
+        var userId: String
+        var unit: String
+        var amount: Int64
+        var balance: Int64
+        var spendId: String
+
+        init(_ spent: BalanceSpent) {
+            userId = spent.userId
+            unit = spent.unit
+            amount = spent.amount
+            balance = spent.balanceAfter
+            spendId = spent.spendId
+        }
+    }
+
+    /// `POST /v1/users/{user_id}/consent`'s answer.
+    struct Consent: Encodable {
+        var consent: ConsumptionConsentRecorded
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(consent.userId, forKey: .userId)
+            try c.encode(consent.consumptionData, forKey: .consumptionData)
+            try c.encode(Timestamps.iso8601(consent.recordedAtMs), forKey: .recordedAt)
+        }
+        enum Keys: String, CodingKey { case userId, consumptionData, recordedAt }
     }
 
     struct DeliveryJSON: Encodable {

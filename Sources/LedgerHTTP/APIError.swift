@@ -54,6 +54,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .unauthenticated: return APIError(.unauthorized, "unauthorized", error.message)
             case .databaseUnavailable: return .databaseUnavailable()
             case .idempotencyConflict: return APIError(.conflict, "idempotency_conflict", error.message)
+            case .insufficientBalance: return APIError(.conflict, "insufficient_balance", error.message)
             case .busy:
                 var answer = APIError(.serviceUnavailable, "busy", error.message)
                 answer.headers[.retryAfter] = "1"

@@ -6,8 +6,10 @@ import Postgres
 public enum APIScope: String, Sendable, Hashable {
     /// The app's backend: orders, receipts, transactions, its users' state.
     case app
-    /// Finance and support: reports, timelines, accounts, and the reads `app` has.
+    /// Finance: reports, timelines, accounts, reconciliation, and the reads `app` has.
     case finance
+    /// Support: users, timelines, disputes and Apple order look-ups; never revenue.
+    case support
 }
 
 /// The configured tokens, held as sha256 digests and compared in constant time, so neither
@@ -26,11 +28,11 @@ public struct APITokens: Sendable {
         var entries: [Entry] = []
         for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
             guard let colon = item.lastIndex(of: ":") else {
-                throw TokensError("each LEDGER_API_TOKENS item is token:scope (app or finance)")
+                throw TokensError("each LEDGER_API_TOKENS item is token:scope (app, finance or support)")
             }
             let token = String(item[..<colon])
             guard let scope = APIScope(rawValue: String(item[item.index(after: colon)...])), token.count >= 8 else {
-                throw TokensError("each LEDGER_API_TOKENS item is token:scope, the token at least 8 characters, the scope app or finance")
+                throw TokensError("each LEDGER_API_TOKENS item is token:scope, the token at least 8 characters, the scope app, finance or support")
             }
             let digest = Array(SHA256.hash(data: Array(token.utf8)))
             entries.append(Entry(digest: digest, scope: scope, name: "api:" + Hex.encode(digest.prefix(3))))

@@ -19,6 +19,8 @@ struct LedgerRoutes: Sendable {
         router.post("v1/transactions") { request, context in try await submitTransaction(request, context) }
         router.post("v1/notifications/apple") { request, context in try await notification(request, context) }
         router.get("v1/users/:user_id") { request, context in try await user(request, context) }
+        router.post("v1/users/:user_id/spend") { request, context in try await spend(request, context) }
+        router.post("v1/users/:user_id/consent") { request, context in try await consent(request, context) }
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
         router.get("v1/ownership/:original_transaction_id") { request, context in try await ownership(request, context) }
         router.get("v1/apple-accounts/:apple_account") { request, context in try await appleAccount(request, context) }
@@ -109,8 +111,29 @@ struct LedgerRoutes: Sendable {
         }
     }
 
+    private func spend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let body = try await APIBodies.decode(APIBodies.Spend.self, from: request)
+        let unit = try APIBodies.identifier(body.unit, "unit")
+        let spendId = try APIBodies.identifier(body.spendId, "spend_id")
+        guard (1...1_000_000_000_000).contains(body.amount) else { throw APIError.invalidRequest("amount must be a whole number from 1 to 10^12") }
+        if let reason = body.reason, reason.count > 500 { throw APIError.invalidRequest("reason must be at most 500 characters") }
+        let spent = try await service.spend(
+            userId: user, unit: unit, amount: body.amount, spendId: spendId, reason: body.reason, metadata: metadata(request, context))
+        return try JSONResponse.make(APIAnswers.Spent(spent))
+    }
+
+    private func consent(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let body = try await APIBodies.decode(APIBodies.Consent.self, from: request)
+        let recorded = try await service.recordConsent(userId: user, consumptionData: body.consumptionData, metadata: metadata(request, context))
+        return try JSONResponse.make(APIAnswers.Consent(consent: recorded))
+    }
+
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.app, .finance], request, context)
+        _ = try authenticator.require([.app, .finance, .support], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
         return try JSONResponse.make(APIAnswers.User(view: try await reads.user(id)))
     }
@@ -143,7 +166,7 @@ struct LedgerRoutes: Sendable {
     }
 
     private func timeline(_ kind: TimelineView.Kind, _ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.finance], request, context)
+        _ = try authenticator.require([.finance, .support], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("id"), "id")
         guard let view = try await reads.timeline(kind, id) else {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")

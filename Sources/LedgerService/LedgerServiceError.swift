@@ -23,6 +23,8 @@ public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvert
         /// The ledger lost a race with itself more times than it retries (concurrent decisions
         /// on the same streams): 503 with Retry-After. Never the client's fault, never a 400.
         public static let busy = Code(rawValue: "busy")
+        /// A spend larger than the balance: 409 `insufficient_balance`; nothing recorded.
+        public static let insufficientBalance = Code(rawValue: "insufficient_balance")
         /// An `Idempotency-Key` or `spend_id` used before for a different request: 409.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
     }

@@ -53,6 +53,12 @@ enum TimelineSummary {
             let reason = r.reason.map { $0 == 1 ? ", reason: an issue in the app" : ", reason: other" } ?? ""
             let what = r.revocation == "revoke" ? "Revoked (Family Sharing)" : "Refunded by Apple"
             return "\(what) on \(Timestamps.iso8601(r.refundedAtMs)): transaction \(r.transactionId) of user \(r.userId)\(reason)"
+        case .balanceSpent(let s):
+            let from = s.attributions.map { "\($0.amount) of transaction \($0.transactionId)" }.joined(separator: ", ")
+            let why = s.reason.map { " for \($0)" } ?? ""
+            return "User \(s.userId) spent \(s.amount) \(s.unit)\(why) (spend \(s.spendId)), balance \(s.balanceAfter)\(from.isEmpty ? "" : ": \(from)")\(by)"
+        case .consumptionConsentRecorded(let c):
+            return "User \(c.userId) \(c.consumptionData ? "agreed" : "did not agree") that consumption data may be sent to Apple\(by)"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

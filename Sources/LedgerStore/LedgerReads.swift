@@ -123,6 +123,38 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - Wallets and consent
+
+    /// A user's balance of `unit` as the log holds it, and the version of the user's wallet
+    /// stream, read in one statement so they agree: a spend appends at that version.
+    public func wallet(userId: String, unit: String) async throws -> (wallet: Wallet, version: Int64) {
+        let stream = Streams.wallet(userId: userId, unit: unit)
+        return try await pool.withConnection { connection in
+            var wallet = Wallet(userId: userId, unit: unit)
+            var version: Int64 = 0
+            for row in try connection.query("""
+                SELECT event_type, payload, CASE WHEN stream_id = \(stream) THEN stream_version ELSE 0 END FROM events
+                WHERE (event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
+                   OR stream_id = \(stream)
+                ORDER BY position
+                """) {
+                wallet.apply(try LedgerEvent(type: row.decode(0), payload: Data(row.decode(1, as: JSONB.self).bytes)))
+                version = max(version, try row.decode(2))
+            }
+            return (wallet, version)
+        }
+    }
+
+    /// The user's latest word on sending consumption data to Apple, or nil if never asked.
+    public func consent(userId: String) async throws -> ConsumptionConsentRecorded? {
+        try await pool.withConnection { connection in
+            guard let row = try connection.query("""
+                SELECT payload FROM events WHERE stream_id = \(Streams.consent(userId: userId)) ORDER BY stream_version DESC LIMIT 1
+                """).first else { return nil }
+            return try LedgerJSON.decoder.decode(ConsumptionConsentRecorded.self, from: Data(row.decode(0, as: JSONB.self).bytes))
+        }
+    }
+
     // MARK: - Idempotency
 
     /// The first event recorded under an idempotency key, with its stream, or nil.

@@ -20,6 +20,7 @@ import X509
 struct LedgerHarness: Sendable {
     static let appToken = "app-token-0123456789"
     static let financeToken = "finance-token-0123456789"
+    static let supportToken = "support-token-0123456789"
     static let bundleId = "com.example.app"
     static let catalog = """
         {"products": [
@@ -98,7 +99,7 @@ struct LedgerHarness: Sendable {
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
         let verifyURL = settings.verifyReceiptURL
         var configuration = ServerConfiguration(
-            host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance"),
+            host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance,\(supportToken):support"),
             ledger: LedgerConfiguration(
                 bundleId: bundleId, sharedSecret: settings.sharedSecret, transferPolicy: settings.policy, retry: settings.retry,
                 readYourWritesTimeout: settings.readYourWritesTimeout),

@@ -28,6 +28,8 @@ struct OpenAPIConformanceTests {
         .init("GET", "/healthz"),
         .init("GET", "/metrics"),
         .init("GET", "/openapi.yaml"),
+        .init("POST", "/v1/users/{user_id}/spend"),
+        .init("POST", "/v1/users/{user_id}/consent"),
     ]
 
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
@@ -108,6 +110,12 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(
                     operation: .init("GET", "/v1/timelines/users/{id}"), path: "/v1/timelines/users/sweep-sub", body: nil, status: 200,
                     token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("POST", "/v1/users/{user_id}/spend"), path: "/v1/users/sweep-sub/spend",
+                    body: #"{"unit":"coins","amount":1,"spend_id":"sweep-1"}"#, status: 409),
+                OpenAPIProbe(
+                    operation: .init("POST", "/v1/users/{user_id}/consent"), path: "/v1/users/sweep-sub/consent",
+                    body: #"{"consumption_data":true}"#, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),

@@ -63,13 +63,17 @@ struct LedgerEventRoundTripTests {
             transactionId: "T1", originalTransactionId: "T0", productId: Given.coins, kind: .consumable, quantity: 3,
             userId: Given.alice, environment: "Production", grants: ["coins": 300], refundedAtMs: t0 + Given.day, reason: 1,
             revocation: "revoke", source: "notification-2")),
+        .balanceSpent(BalanceSpent(
+            userId: Given.alice, unit: "coins", amount: 130, spendId: "s-1", reason: "hint", balanceAfter: 70,
+            attributions: [SpendAttribution(transactionId: "T1", amount: 100), SpendAttribution(transactionId: "T2", amount: 30)], spentAtMs: t0)),
+        .consumptionConsentRecorded(ConsumptionConsentRecorded(userId: Given.alice, consumptionData: true, recordedAtMs: t0)),
     ]
 
     @Test("the examples cover every kind of event once")
     func examplesCoverEveryKind() {
         let types = Self.examples.map { $0.type }
-        #expect(Set(types).count == 15)
-        #expect(types.count == 15)
+        #expect(Set(types).count == 17)
+        #expect(types.count == 17)
         #expect(Self.examples.allSatisfy { $0.payload != nil })
     }
 

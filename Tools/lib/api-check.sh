@@ -7,7 +7,7 @@ pl_api_check() {
   db="api_check_$$"
   "$PL_PGBIN/psql" -X -q -d "$DATABASE_URL" -c "CREATE DATABASE $db"
   url="${DATABASE_URL/dbname=postgres/dbname=$db}"
-  tokens="app-token-0123456789:app,finance-token-0123456789:finance"
+  tokens="app-token-0123456789:app,finance-token-0123456789:finance,support-token-0123456789:support"
   cat >"$work/catalog.json" <<'JSON'
 {"products": [
   {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"},

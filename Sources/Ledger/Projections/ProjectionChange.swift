@@ -71,7 +71,8 @@ extension PlacelessProjection {
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] { changes(for: event) }
 }
 
-/// Balances per user and grant unit: credits from deliveries, debits from refunds of consumables.
+/// Balances per user and grant unit: credits from deliveries, debits from refunds of consumables
+/// and from spends.
 public struct BalancesProjection: PlacelessProjection {
     public init() {}
     public let name = "balances"
@@ -84,6 +85,8 @@ public struct BalancesProjection: PlacelessProjection {
             return d.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: d.userId, unit: $0.key, delta: $0.value) }
         case .purchaseRefunded(let r) where r.kind == .consumable:
             return r.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: r.userId, unit: $0.key, delta: -$0.value) }
+        case .balanceSpent(let s):
+            return [.addToBalance(userId: s.userId, unit: s.unit, delta: -s.amount)]
         default:
             return []
         }

@@ -72,6 +72,10 @@ public struct TimelineProjection: Projection {
             about = [transaction(r.transactionId)]
             links = [(user(r.userId), transaction(r.transactionId))]
             if r.originalTransactionId != r.transactionId { links.append((transaction(r.originalTransactionId), transaction(r.transactionId))) }
+        case .balanceSpent(let s):
+            about = [user(s.userId)] + s.attributions.map { transaction($0.transactionId) }
+        case .consumptionConsentRecorded(let c):
+            about = [user(c.userId)]
         case .catalogLoaded, .unknown:
             return []
         }

@@ -1,0 +1,80 @@
+/// One user's balance of one unit, folded from the log: grants of deliveries, refunds of those
+/// grants, and spends. Spends are attributed to purchases first in, first out, so the ledger
+/// knows how much of each consumable purchase was used (what Apple asks about a refund).
+public struct Wallet: Sendable, Hashable {
+    public let userId: String
+    public let unit: String
+    /// Grants minus refunds minus spends. May be negative: a refund of coins already spent.
+    public private(set) var balance: Int64 = 0
+    /// What is left of each purchase's grant, in the order the purchases were recorded.
+    public private(set) var remaining: [(transactionId: String, amount: Int64)] = []
+    /// How much of each purchase's grant was spent.
+    public private(set) var used: [String: Int64] = [:]
+    /// How much each purchase granted.
+    public private(set) var granted: [String: Int64] = [:]
+
+    public init(userId: String, unit: String) {
+        self.userId = userId
+        self.unit = unit
+    }
+
+    public static func == (a: Wallet, b: Wallet) -> Bool {
+        a.userId == b.userId && a.unit == b.unit && a.balance == b.balance && a.used == b.used && a.granted == b.granted
+            && a.remaining.map(\.transactionId) == b.remaining.map(\.transactionId) && a.remaining.map(\.amount) == b.remaining.map(\.amount)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(userId)
+        hasher.combine(unit)
+        hasher.combine(balance)
+    }
+
+    /// Applies one event, in log order; events of other users or units change nothing.
+    public mutating func apply(_ event: LedgerEvent) {
+        switch event {
+        case .purchaseDelivered(let d) where d.userId == userId:
+            guard let amount = d.grants[unit], amount != 0 else { return }
+            balance += amount
+            granted[d.transactionId, default: 0] += amount
+            remaining.append((d.transactionId, amount))
+        case .purchaseRefunded(let r) where r.userId == userId && r.kind == .consumable:
+            guard let amount = r.grants[unit], amount != 0 else { return }
+            balance -= amount
+            // A refunded purchase has nothing left to spend; what was spent of it stays spent.
+            remaining.removeAll { $0.transactionId == r.transactionId }
+        case .balanceSpent(let s) where s.userId == userId && s.unit == unit:
+            balance -= s.amount
+            for share in s.attributions {
+                used[share.transactionId, default: 0] += share.amount
+                if let index = remaining.firstIndex(where: { $0.transactionId == share.transactionId }) {
+                    remaining[index].amount -= share.amount
+                    if remaining[index].amount <= 0 { remaining.remove(at: index) }
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    /// The purchases `amount` would use, oldest first, or nil when the balance is short.
+    /// A balance that grants and refunds left positive but that no purchase backs (an import's
+    /// adjustments) is spent without attribution.
+    public func attributions(for amount: Int64) -> [SpendAttribution]? {
+        guard amount > 0, balance >= amount else { return nil }
+        var left = amount
+        var shares: [SpendAttribution] = []
+        for purchase in remaining where left > 0 && purchase.amount > 0 {
+            let take = min(left, purchase.amount)
+            shares.append(SpendAttribution(transactionId: purchase.transactionId, amount: take))
+            left -= take
+        }
+        return shares
+    }
+
+    /// The share of a purchase's grant spent so far, in milliunits (100000 = all of it): what a
+    /// consumption answer tells Apple. Nil when the purchase granted nothing of this unit.
+    public func consumedMilliunits(of transactionId: String) -> Int64? {
+        guard let granted = granted[transactionId], granted > 0 else { return nil }
+        return min(100_000, (used[transactionId] ?? 0) * 100_000 / granted)
+    }
+}
