@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -82,8 +83,10 @@ let package = Package(
             name: "AppStoreClient",
             dependencies: [
                 "AppStore",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -92,6 +95,7 @@ let package = Package(
             name: "AppleSimulator",
             dependencies: [
                 "AppStore",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -184,7 +188,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSimulatorTests",
-            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Postgres", "EventStore"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"]),
@@ -196,6 +200,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]

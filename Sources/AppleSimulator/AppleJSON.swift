@@ -17,8 +17,12 @@ enum AppleJSON {
 
     /// `value` as JSON text with its keys as declared.
     static func camelCase(_ value: some Encodable) throws -> String {
+        String(decoding: try camelCaseData(value), as: UTF8.self)
+    }
+
+    static func camelCaseData(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        return try encoder.encode(value)
     }
 }

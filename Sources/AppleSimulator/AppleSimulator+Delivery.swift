@@ -23,6 +23,8 @@ extension AppleSimulator {
                     // Drain the body so the connection can be reused.
                     _ = try await response.body.collect(upTo: 1 << 20)
                     notification.responseStatus = Int(response.status.code)
+                    notification.sendAttemptResult =
+                        (200..<300).contains(Int(response.status.code)) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
                     if !(200..<300).contains(notification.responseStatus ?? 0) {
                         logger.warning(
                             "notification refused",
@@ -30,6 +32,7 @@ extension AppleSimulator {
                     }
                 } catch {
                     notification.deliveryError = String(describing: error)
+                    notification.sendAttemptResult = Self.sendAttemptResult(for: error)
                     logger.warning(
                         "notification not delivered",
                         metadata: ["type": "\(notification.notificationType)", "error": "\(error)"])
@@ -38,5 +41,16 @@ extension AppleSimulator {
             let delivered = notification
             core.withLock { $0.sentNotifications.append(delivered) }
         }
+    }
+
+    /// Apple's `sendAttemptResult` for a post that threw: a time-out, a connection closed
+    /// before the answer, or no answer at all (refused, unreachable).
+    static func sendAttemptResult(for error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            let timeouts: [HTTPClientError] = [.deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout]
+            if timeouts.contains(error) { return "TIMED_OUT" }
+            if error == .remoteConnectionClosed { return "PREMATURE_CLOSE" }
+        }
+        return "NO_RESPONSE"
     }
 }

@@ -9,6 +9,7 @@ import Synchronization
 ///
 /// Everything it knows is in memory. All operations are also reachable over HTTP through
 /// `AppleSimulatorServer` (the control API), so tests can drive it in-process or remotely.
+/// The same server answers the App Store Server API (`/inApps/...`) from this state.
 /// Thread-safe: state lives behind one `Mutex`; network I/O happens outside it.
 public final class AppleSimulator: Sendable {
     /// The state and the knobs that change with it, guarded together so an answer never mixes
@@ -20,6 +21,11 @@ public final class AppleSimulator: Sendable {
         var sentNotifications: [OutgoingNotification] = []
         var sinkNotifications: [String] = []
         var notificationURL: String?
+        var serverAPIFailures = ServerAPIFailurePlan()
+        var serverAPICalls: [ServerAPIEndpoint: Int] = [:]
+        var consumptionRequests: [RecordedConsumptionRequest] = []
+        /// `testNotificationToken` → the TEST notification's `signedPayload`.
+        var testNotificationTokens: [String: String] = [:]
     }
 
     public let configuration: Configuration
@@ -28,6 +34,8 @@ public final class AppleSimulator: Sendable {
     let core: Mutex<Core>
     let receiptKey = SymmetricKey(size: .bits256)
     let logger: Logger
+    /// Checks Server API tokens; nil when `configuration.serverAPI` is (every call is then 401).
+    let serverAPIVerifier: ServerAPITokenVerifier?
 
     /// Creates a simulator with an empty store, its clock at `configuration.start`, and a fresh CA.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "AppleSimulator")) throws {
@@ -35,6 +43,7 @@ public final class AppleSimulator: Sendable {
         self.logger = logger
         self.certificateAuthority = try SimulatorCertificateAuthority(
             validFrom: min(configuration.start, Date()), validUntil: max(configuration.start, Date()))
+        self.serverAPIVerifier = try configuration.serverAPI.map { try ServerAPITokenVerifier($0) }
         let startMs = Millis.of(configuration.start)
         self.core = Mutex(
             Core(

@@ -25,12 +25,20 @@ extension AppleSimulator {
         public var notificationVersions: Set<NotificationVersion> = [.v2]
         /// How long one notification post may take before it counts as failed.
         public var notificationTimeout: Duration = .seconds(5)
+        /// What the App Store Server API (`/inApps/...`) accepts as the `Authorization: Bearer`
+        /// JWT; nil: every Server API call answers 401, as Apple does for a key it does not know.
+        public var serverAPI: ServerAPIAuthentication?
 
         public init() {}
 
         /// The configuration the ledger's own variables imply (`CONTRACT.md`): `APPLE_BUNDLE_ID`,
         /// `APPLE_SHARED_SECRET`, plus `APPLE_SIMULATOR_NOTIFICATION_URL`,
         /// `APPLE_SIMULATOR_NOTIFICATION_VERSIONS` ("v1,v2") and `APPLE_SIMULATOR_SEED`.
+        ///
+        /// With the ledger's Server API credentials (`APPLE_ISSUER_ID`, `APPLE_KEY_ID`, and
+        /// `APPLE_PRIVATE_KEY`, the path of the `.p8` key) the Server API accepts the ledger's
+        /// JWTs; the public key is derived from that file. Without them, or when the file cannot
+        /// be read as a P-256 key, `serverAPI` stays nil and the Server API answers 401.
         public init(environment: [String: String]) {
             self.init()
             if let bundleId = environment["APPLE_BUNDLE_ID"], !bundleId.isEmpty { self.bundleId = bundleId }
@@ -43,6 +51,14 @@ extension AppleSimulator {
                 if !parsed.isEmpty { notificationVersions = Set(parsed) }
             }
             if let seed = environment["APPLE_SIMULATOR_SEED"].flatMap(UInt64.init) { self.seed = seed }
+            if let issuerId = environment["APPLE_ISSUER_ID"], !issuerId.isEmpty,
+                let keyId = environment["APPLE_KEY_ID"], !keyId.isEmpty,
+                let path = environment["APPLE_PRIVATE_KEY"], !path.isEmpty,
+                let pem = try? String(contentsOfFile: path, encoding: .utf8)
+            {
+                serverAPI = try? ServerAPIAuthentication(
+                    privateKeyPEM: pem, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+            }
         }
     }
 }

@@ -4,7 +4,8 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The simulator over HTTP: Apple's verifyReceipt endpoints plus the control API.
+/// The simulator over HTTP: Apple's verifyReceipt endpoints, the App Store Server API, plus the
+/// control API.
 ///
 /// Routes (one port; the environment is the first path segment):
 /// - `POST /production/verifyReceipt`, `POST /sandbox/verifyReceipt` — Apple's request
@@ -24,6 +25,16 @@ import ServiceLifecycle
 ///   `GET /control/stats`
 /// - `GET /control/root-certificate` (DER), `GET /control/root-certificate.pem`,
 ///   `GET /control/notifications`, `POST|GET /control/notification-sink`
+/// - `GET|POST|DELETE /control/server-api/failures` (`{"http_status": 429|401|5xx, "retry_after"?,
+///   "delay_ms"?, "next"?, "endpoint"?}`), `GET /control/server-api/stats`,
+///   `GET /control/server-api/consumption-requests`
+///
+/// App Store Server API (Apple's paths and bodies, both environments on this port; `Authorization:
+/// Bearer` JWT checked against `Configuration.serverAPI`, else 401): `GET /inApps/v1/transactions/{id}`,
+/// `GET /inApps/v2/history/{id}`, `GET /inApps/v1/subscriptions/{id}`, `GET /inApps/v2/refund/lookup/{id}`,
+/// `GET /inApps/v1/lookup/{orderId}`, `POST /inApps/v1/notifications/history`,
+/// `PUT /inApps/v2/transactions/consumption/{id}`, `POST /inApps/v1/notifications/test`
+/// (`?environment=Production` to pick the environment, not Apple's), `GET /inApps/v1/notifications/test/{token}`.
 ///
 /// For outage tests, `RunningAppleSimulator.refuseConnections()` closes the port (connections are
 /// refused) and `acceptConnections()` serves again on the same port; there is no route for it,
@@ -66,6 +77,7 @@ public struct AppleSimulatorServer: Sendable {
                 metadata: [
                     "APPLE_VERIFY_RECEIPT_PRODUCTION_URL": "\(base)/production/verifyReceipt",
                     "APPLE_VERIFY_RECEIPT_SANDBOX_URL": "\(base)/sandbox/verifyReceipt",
+                    "APPLE_SERVER_API_URL": "\(base)",
                     "control": "\(base)/control", "root_certificate": "\(base)/control/root-certificate",
                 ])
         }.runService()
@@ -128,6 +140,7 @@ public struct AppleSimulatorServer: Sendable {
             }
         }
         ControlRoutes(simulator: simulator).register(on: router)
+        ServerAPIRoutes(simulator: simulator, logger: logger).register(on: router)
         return Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "AppleSimulator"),
             onServerRunning: onRunning, logger: logger)

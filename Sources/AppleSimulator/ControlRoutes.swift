@@ -73,6 +73,7 @@ struct ControlRoutes {
         registerAccounts(on: control)
         registerFailures(on: control)
         registerNotifications(on: control)
+        registerServerAPI(on: control)
     }
 
     private func registerSubscriptions(on control: RouterGroup<BasicRequestContext>) {
@@ -164,7 +165,7 @@ struct ControlRoutes {
     }
 
     /// Runs a control operation, answering its `SimulatorError` as JSON.
-    private func handle(_ body: () async throws -> Response) async throws -> Response {
+    func handle(_ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
         } catch let error as SimulatorError {

@@ -21,6 +21,18 @@ public struct OutgoingNotification: Sendable, Codable, Hashable {
     public var responseStatus: Int?
     /// Why the post failed, if it did (never the body).
     public var deliveryError: String?
+    /// v2 only: the JWS posted as `signedPayload`; nil for v1.
+    public var signedPayload: String?
+    /// The environment it is about (v2 `data.environment`): App Store Server API answers are
+    /// per environment.
+    public var environment: SimulatedEnvironment
+    /// When it was built and posted on the simulated clock (v2 `signedDate`), milliseconds since
+    /// 1970 (UTC); the `attemptDate` of its send attempt in Get Notification History.
+    public var sentAtMs: Int64
+    /// Apple's `sendAttemptResult` for the post: "SUCCESS", "UNSUCCESSFUL_HTTP_RESPONSE_CODE",
+    /// "TIMED_OUT", "PREMATURE_CLOSE" or "NO_RESPONSE"; nil when it was not posted (no URL).
+    /// See https://developer.apple.com/documentation/appstoreserverapi/sendattemptresult
+    public var sendAttemptResult: String?
 }
 
 /// What the simulator needs besides its state to build notifications.
@@ -61,7 +73,8 @@ extension SimulatorState {
             result.append(
                 OutgoingNotification(
                     version: .v1, notificationType: v1Type, subtype: nil, transactionId: transaction.transactionId,
-                    body: try AppleJSON.snakeCase(body), responseStatus: nil, deliveryError: nil))
+                    body: try AppleJSON.snakeCase(body), responseStatus: nil, deliveryError: nil,
+                    signedPayload: nil, environment: event.environment, sentAtMs: nowMs, sendAttemptResult: nil))
         }
         if settings.versions.contains(.v2) {
             let signedRenewal = try subscription.map { s in
@@ -81,11 +94,14 @@ extension SimulatorState {
                     signedRenewalInfo: signedRenewal, status: subscription.map(subscriptionStatus),
                     consumptionRequestReason: event.consumptionRequestReason),
                 version: "2.0", signedDate: nowMs)
-            let body = try AppleJSON.camelCase(["signedPayload": authority.sign(payload)])
+            let signedPayload = try authority.sign(payload)
+            let body = try AppleJSON.camelCase(["signedPayload": signedPayload])
             result.append(
                 OutgoingNotification(
                     version: .v2, notificationType: event.v2Type, subtype: event.v2Subtype,
-                    transactionId: transaction.transactionId, body: body, responseStatus: nil, deliveryError: nil))
+                    transactionId: transaction.transactionId, body: body, responseStatus: nil, deliveryError: nil,
+                    signedPayload: signedPayload, environment: event.environment, sentAtMs: nowMs,
+                    sendAttemptResult: nil))
         }
         return result
     }

@@ -8,4 +8,6 @@ public struct PurchaseResult: Sendable, Hashable {
 
     /// Shortcut for `transaction.transactionId`.
     public var transactionId: String { transaction.transactionId }
+    /// Shortcut for `transaction.orderId`: what the customer quotes from their receipt.
+    public var orderId: String { transaction.orderId }
 }

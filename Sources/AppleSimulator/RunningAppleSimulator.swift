@@ -40,6 +40,8 @@ public final class RunningAppleSimulator: Sendable {
     public var productionURL: String { "\(baseURL)/production/verifyReceipt" }
     /// For `APPLE_VERIFY_RECEIPT_SANDBOX_URL`.
     public var sandboxURL: String { "\(baseURL)/sandbox/verifyReceipt" }
+    /// For `APPLE_SERVER_API_URL`: the App Store Server API's paths (`/inApps/...`) are under it.
+    public var serverAPIURL: String { baseURL }
     /// Where the simulator records notifications posted to itself (for tests without a ledger).
     public var notificationSinkURL: String { "\(baseURL)/control/notification-sink" }
 

@@ -45,6 +45,11 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     /// Family Sharing; nil otherwise.
     /// See https://developer.apple.com/documentation/appstoreserverapi/revocationtype
     public var revocationType: String?
+    /// Apple's order id, as on the customer's emailed receipt and in Look Up Order ID: ten
+    /// uppercase letters and digits, e.g. "MK5TTTVWJH". Every transaction has its own, renewals
+    /// included (Apple emails a receipt for each renewal), so an order holds one transaction.
+    /// See https://developer.apple.com/documentation/appstoreserverapi/look-up-order-id
+    public var orderId: String
 
     /// True when the transaction was refunded or revoked (not merely upgraded).
     public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }

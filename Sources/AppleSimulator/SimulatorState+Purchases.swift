@@ -29,7 +29,7 @@ extension SimulatorState {
             cancellationDateMs: nil, cancellationReason: nil, isFinished: false, isDevicePurchase: true,
             appAccountToken: appAccountToken, subscriptionGroup: nil,
             priceMilliunits: product.priceMilliunits * Int64(quantity), currency: product.currency,
-            transactionReason: "PURCHASE")
+            transactionReason: "PURCHASE", orderId: newOrderId())
         transaction.originalTransactionId = transaction.transactionId
         var events: [NotificationEvent] = []
 

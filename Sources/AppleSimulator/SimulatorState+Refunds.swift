@@ -58,6 +58,7 @@ extension SimulatorState {
         transaction.cancellationReason = reason
         transaction.revocationType = revocationType
         transactions[transactionId] = transaction
+        markModified(transactionId)
         if var subscription = subscriptions[transaction.originalTransactionId],
             subscription.latestTransactionId == transactionId
         {

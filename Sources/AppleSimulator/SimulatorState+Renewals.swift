@@ -32,6 +32,7 @@ extension SimulatorState {
         latest.isUpgraded = true
         latest.cancellationDateMs = nowMs
         transactions[latest.transactionId] = latest
+        markModified(latest.transactionId)
 
         // An upgrade starts a new run of periods today, as Apple's upgrades do.
         let upgrade = makePeriod(
@@ -198,6 +199,7 @@ extension SimulatorState {
             isTrialPeriod: false, isInIntroOfferPeriod: false, isUpgraded: false, cancellationDateMs: nil,
             cancellationReason: nil, isFinished: false, isDevicePurchase: onDevice,
             appAccountToken: original?.appAccountToken, subscriptionGroup: subscription.subscriptionGroup,
-            priceMilliunits: product.priceMilliunits, currency: product.currency, transactionReason: reason)
+            priceMilliunits: product.priceMilliunits, currency: product.currency, transactionReason: reason,
+            orderId: newOrderId())
     }
 }

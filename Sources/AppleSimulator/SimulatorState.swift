@@ -18,6 +18,13 @@ struct SimulatorState: Sendable {
     /// Original transaction ids of each Apple ID's subscriptions, in the order they began, so
     /// answering one receipt never scans every subscription.
     var subscriptionIdsByAppleId: [String: [String]] = [:]
+    /// Transaction ids per Apple order id (Look Up Order ID).
+    var transactionIdsByOrderId: [String: [String]] = [:]
+    /// Each transaction's place in the order of last change (bought, renewed, refunded, revoked,
+    /// upgraded away): Apple sorts transaction history by the date a transaction last changed,
+    /// and a `revision` token resumes after a place in that order, so a changed transaction
+    /// shows up again to a client that pages on from its last token.
+    private(set) var modificationOrder: [String: Int64] = [:]
 
     // Apple's ids are numeric strings in separate ranges per environment; counters keep them
     // unique and reproducible.
@@ -25,6 +32,8 @@ struct SimulatorState: Sendable {
     private var nextSandboxTransaction: Int64 = 2_000_000_100_000_001
     private var nextWebOrderLineItem: Int64 = 1_000_000_060_000_001
     private var nextReceiptNumber = 1
+    private var nextOrder: UInt64 = 1
+    private var nextModification: Int64 = 1
 
     init(nowMs: Int64, bundleId: String, products: [SimulatedProduct]) {
         self.nowMs = nowMs
@@ -48,6 +57,18 @@ struct SimulatorState: Sendable {
     mutating func newWebOrderLineItemId() -> String {
         defer { nextWebOrderLineItem += 1 }
         return String(nextWebOrderLineItem)
+    }
+
+    mutating func newOrderId() -> String {
+        defer { nextOrder += 1 }
+        return AppleOrderId.make(nextOrder)
+    }
+
+    /// Moves a transaction to the end of the order of last change; call on every change Apple
+    /// would date (see `modificationOrder`).
+    mutating func markModified(_ transactionId: String) {
+        modificationOrder[transactionId] = nextModification
+        nextModification += 1
     }
 
     // MARK: - Look-ups that throw the control API's errors
@@ -133,6 +154,8 @@ struct SimulatorState: Sendable {
     mutating func record(_ transaction: SimulatedTransaction) {
         transactions[transaction.transactionId] = transaction
         accounts[transaction.appleId]?.transactionIds.append(transaction.transactionId)
+        transactionIdsByOrderId[transaction.orderId, default: []].append(transaction.transactionId)
+        markModified(transaction.transactionId)
     }
 
     mutating func finish(_ transactionId: String) throws {

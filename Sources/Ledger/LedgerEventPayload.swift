@@ -37,6 +37,10 @@ public enum LedgerEvent: Sendable, Hashable {
     case appleAccountObserved(AppleAccountObserved)
     case balanceSpent(BalanceSpent)
     case consumptionConsentRecorded(ConsumptionConsentRecorded)
+    case reconciliationCompleted(ReconciliationCompleted)
+    case consumptionInformationSent(ConsumptionInformationSent)
+    case consumptionInformationWithheld(ConsumptionInformationWithheld)
+    case appleOrderLookedUp(AppleOrderLookedUp)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -61,6 +65,10 @@ public enum LedgerEvent: Sendable, Hashable {
         case AppleAccountObserved.eventType: self = .appleAccountObserved(try decode(AppleAccountObserved.self))
         case BalanceSpent.eventType: self = .balanceSpent(try decode(BalanceSpent.self))
         case ConsumptionConsentRecorded.eventType: self = .consumptionConsentRecorded(try decode(ConsumptionConsentRecorded.self))
+        case ReconciliationCompleted.eventType: self = .reconciliationCompleted(try decode(ReconciliationCompleted.self))
+        case ConsumptionInformationSent.eventType: self = .consumptionInformationSent(try decode(ConsumptionInformationSent.self))
+        case ConsumptionInformationWithheld.eventType: self = .consumptionInformationWithheld(try decode(ConsumptionInformationWithheld.self))
+        case AppleOrderLookedUp.eventType: self = .appleOrderLookedUp(try decode(AppleOrderLookedUp.self))
         default: self = .unknown(type: type)
         }
     }
@@ -86,6 +94,10 @@ public enum LedgerEvent: Sendable, Hashable {
         case .appleAccountObserved(let p): p
         case .balanceSpent(let p): p
         case .consumptionConsentRecorded(let p): p
+        case .reconciliationCompleted(let p): p
+        case .consumptionInformationSent(let p): p
+        case .consumptionInformationWithheld(let p): p
+        case .appleOrderLookedUp(let p): p
         case .unknown: nil
         }
     }

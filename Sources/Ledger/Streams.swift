@@ -13,6 +13,10 @@ public enum Streams {
     /// A user's spends of one unit. The unit's length goes first, so no user id and unit pair
     /// can spell another's stream.
     public static func wallet(userId: String, unit: String) -> String { "wallet-\(unit.utf8.count):\(unit):\(userId)" }
+    /// The ledger's answer to one CONSUMPTION_REQUEST, claimed expecting no stream: answered once.
+    public static func consumptionAnswer(notificationId: String) -> String { "consumption-\(notificationId)" }
+    /// The reconciliation passes over Apple's notification history of one environment.
+    public static func reconciliation(environment: String) -> String { "reconciliation-\(environment)" }
     /// A user's consents to sending consumption data to Apple.
     public static func consent(userId: String) -> String { "consent-\(userId)" }
 }

@@ -82,6 +82,39 @@ enum APIAnswers {
         enum Keys: String, CodingKey { case orderId, userId, productId, quantity, appAccountToken, createdAt }
     }
 
+    /// `GET /v1/apple-orders/{order_id}`'s answer.
+    struct AppleOrder: Encodable {
+        var view: AppleOrderView
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(view.orderId, forKey: .orderId)
+            try c.encode(view.environment, forKey: .environment)
+            try c.encode(view.transactions.map(Transaction.init), forKey: .transactions)
+        }
+        enum Keys: String, CodingKey { case orderId, environment, transactions }
+
+        struct Transaction: Encodable {
+            var transactionId: String
+            var originalTransactionId: String
+            var productId: String
+            var userId: String?
+            init(_ t: AppleOrderView.Transaction) {
+                transactionId = t.transactionId
+                originalTransactionId = t.originalTransactionId
+                productId = t.productId
+                userId = t.userId
+            }
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: Keys.self)
+                try c.encode(transactionId, forKey: .transactionId)
+                try c.encode(originalTransactionId, forKey: .originalTransactionId)
+                try c.encode(productId, forKey: .productId)
+                try c.encode(userId, forKey: .userId)
+            }
+            enum Keys: String, CodingKey { case transactionId, originalTransactionId, productId, userId }
+        }
+    }
+
     /// `POST /v1/users/{user_id}/spend`'s answer.
     struct Spent: Encodable {
         var userId: String

@@ -55,6 +55,11 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .databaseUnavailable: return .databaseUnavailable()
             case .idempotencyConflict: return APIError(.conflict, "idempotency_conflict", error.message)
             case .insufficientBalance: return APIError(.conflict, "insufficient_balance", error.message)
+            case .appleUnavailable:
+                var answer = APIError(.serviceUnavailable, "apple_unavailable", error.message)
+                answer.headers[.retryAfter] = "30"
+                return answer
+            case .appleNotConfigured: return APIError(.serviceUnavailable, "apple_not_configured", error.message)
             case .busy:
                 var answer = APIError(.serviceUnavailable, "busy", error.message)
                 answer.headers[.retryAfter] = "1"

@@ -24,6 +24,11 @@ public final class LedgerMetrics: Sendable {
         Counter(label: "ledger_apple_attempts_total", dimensions: [("status", status)], factory: factory).increment()
     }
 
+    /// The App Store Server API refused our credentials: a configuration alarm to page on.
+    func recordAppleUnauthorized() {
+        Counter(label: "ledger_apple_server_api_unauthorized_total", factory: factory).increment()
+    }
+
     func recordOutcome(_ outcome: String) {
         Counter(label: "ledger_submission_outcomes_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }

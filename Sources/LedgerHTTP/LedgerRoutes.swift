@@ -28,6 +28,7 @@ struct LedgerRoutes: Sendable {
             router.get("v1/timelines/\(kind.rawValue)s/:id") { request, context in try await timeline(kind, request, context) }
         }
         router.get("v1/reports/revenue") { request, context in try await revenue(request, context) }
+        router.get("v1/apple-orders/:order_id") { request, context in try await appleOrder(request, context) }
         router.get("healthz") { _, _ in try await health.response() }
         router.get("metrics") { _, _ in
             await health.refreshGauges(metrics)
@@ -172,6 +173,15 @@ struct LedgerRoutes: Sendable {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
         }
         return try JSONResponse.make(view)
+    }
+
+    private func appleOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.finance, .support], request, context)
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("order_id"), "order_id")
+        guard let view = try await service.lookUpAppleOrder(id, metadata: metadata(request, context)) else {
+            throw APIError(.notFound, "not_found", "Apple knows no order \(id)")
+        }
+        return try JSONResponse.make(APIAnswers.AppleOrder(view: view))
     }
 
     private func revenue(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -92,12 +92,23 @@ public struct LedgerServer: Sendable {
         clientConfiguration.timeout.connect = .seconds(5)
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let metrics = LedgerMetrics()
+        var serverAPI: ServerAPIClient?
+        if let api = configuration.serverAPI {
+            do {
+                serverAPI = try await ServerAPIClient(
+                    configuration: api, httpClient: httpClient, logger: logger, onUnauthorized: { metrics.recordAppleUnauthorized() })
+            } catch {
+                await pool.close()
+                try? await httpClient.shutdown()
+                throw LedgerServiceError(.invalidConfiguration, "APPLE_PRIVATE_KEY: \(error)")
+            }
+        }
         let service = PurchaseService(
             store: store, configuration: configuration.ledger,
             verifyReceipt: VerifyReceiptClient(
                 configuration: configuration.verifyReceipt, transport: HTTPVerifyReceiptTransport(httpClient: httpClient), logger: logger),
             signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
-            logger: logger, clock: configuration.clock ?? { Millis.now() },
+            serverAPI: serverAPI, logger: logger, clock: configuration.clock ?? { Millis.now() },
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })
@@ -129,8 +140,19 @@ public struct LedgerServer: Sendable {
             server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PurchaseLedger"),
             onServerRunning: onRunning, logger: logger)
+        var services: [any Service] = [BackgroundLoop { await runner.run() }, BackgroundLoop { await worker.run() }]
+        if let serverAPI {
+            // Asking Apple: refund requests answered, lost notifications recovered.
+            let answerer = ConsumptionAnswerer(service: service, client: serverAPI, pollInterval: configuration.workerPollInterval, logger: logger)
+            services.append(BackgroundLoop { await answerer.run() })
+            if let interval = configuration.ledger.reconcileInterval {
+                let reconciler = Reconciler(service: service, client: serverAPI, logger: logger)
+                services.append(BackgroundLoop { await reconciler.run(every: interval) })
+            }
+        }
+        services.append(application)
         return Parts(
-            services: [BackgroundLoop { await runner.run() }, BackgroundLoop { await worker.run() }, application],
+            services: services,
             service: service, runner: runner, worker: worker, pool: pool, httpClient: httpClient)
     }
 }

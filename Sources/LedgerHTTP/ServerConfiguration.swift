@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     /// The ledger's "now" in milliseconds since 1970 (subscription status, order times); nil:
     /// the wall clock. Tests set the simulator's clock, so Apple's dates and ours agree.
     public var clock: (@Sendable () -> Int64)?
+    /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
+    public var serverAPI: ServerAPIConfiguration?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
@@ -59,6 +61,11 @@ public struct ServerConfiguration: Sendable {
             host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
             ledger: try LedgerConfiguration(environment: environment), verifyReceipt: VerifyReceiptConfiguration(environment: environment),
             rootCertificates: roots, catalogFile: environment["LEDGER_CATALOG"].flatMap { $0.isEmpty ? nil : $0 })
+        do {
+            serverAPI = try ServerAPIConfiguration.fromEnvironment(environment)
+        } catch {
+            throw LedgerServiceError(.invalidConfiguration, error.message)
+        }
     }
 
     static func parse(address: String) throws -> (String, Int) {

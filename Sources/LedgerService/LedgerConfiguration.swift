@@ -15,6 +15,13 @@ public struct LedgerConfiguration: Sendable {
     public var readYourWritesTimeout: Duration
     /// `LEDGER_COMMISSION`: Apple's commission in revenue reports.
     public var commission: CommissionPlan
+    /// `LEDGER_REFUND_PREFERENCE`: `refundPreference` in consumption answers (`DECLINE`,
+    /// `GRANT_FULL`, `GRANT_PRORATED`), nil to omit it.
+    public var refundPreference: String?
+    /// `LEDGER_SAMPLE_CONTENT_PROVIDED`: `sampleContentProvided` in consumption answers.
+    public var sampleContentProvided: Bool = false
+    /// `LEDGER_RECONCILE_INTERVAL`: how often `serve` reconciles with Apple; nil never.
+    public var reconcileInterval: Duration? = .seconds(3600)
 
     public init(
         bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,
@@ -49,6 +56,25 @@ public struct LedgerConfiguration: Sendable {
         self.init(
             bundleId: bundle, sharedSecret: environment["APPLE_SHARED_SECRET"].flatMap { $0.isEmpty ? nil : $0 }, transferPolicy: policy,
             commission: try Self.commission(from: environment))
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        switch value("LEDGER_REFUND_PREFERENCE") ?? "none" {
+        case "none": refundPreference = nil
+        case "decline": refundPreference = "DECLINE"
+        case "grant_full": refundPreference = "GRANT_FULL"
+        case "grant_prorated": refundPreference = "GRANT_PRORATED"
+        case let other:
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_REFUND_PREFERENCE is none, decline, grant_full or grant_prorated, not \(other)")
+        }
+        switch value("LEDGER_SAMPLE_CONTENT_PROVIDED") ?? "false" {
+        case "true", "1": sampleContentProvided = true
+        case "false", "0": sampleContentProvided = false
+        case let other: throw LedgerServiceError(.invalidConfiguration, "LEDGER_SAMPLE_CONTENT_PROVIDED is true or false, not \(other)")
+        }
+        let interval = value("LEDGER_RECONCILE_INTERVAL") ?? "3600"
+        guard let seconds = Int(interval), seconds >= 0 else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_RECONCILE_INTERVAL is whole seconds (0 = never), not \(interval)")
+        }
+        reconcileInterval = seconds == 0 ? nil : .seconds(seconds)
     }
 }
 

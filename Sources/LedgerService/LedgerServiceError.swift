@@ -23,6 +23,10 @@ public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvert
         /// The ledger lost a race with itself more times than it retries (concurrent decisions
         /// on the same streams): 503 with Retry-After. Never the client's fault, never a 400.
         public static let busy = Code(rawValue: "busy")
+        /// The App Store Server API could not be asked now (down, rate limited): 503, try again.
+        public static let appleUnavailable = Code(rawValue: "apple_unavailable")
+        /// The ledger has no App Store Server API credentials: 501-like, a configuration matter.
+        public static let appleNotConfigured = Code(rawValue: "apple_not_configured")
         /// A spend larger than the balance: 409 `insufficient_balance`; nothing recorded.
         public static let insufficientBalance = Code(rawValue: "insufficient_balance")
         /// An `Idempotency-Key` or `spend_id` used before for a different request: 409.

@@ -19,6 +19,8 @@ public final class PurchaseService: Sendable {
     let pool: ConnectionPool
     let verifyReceipt: VerifyReceiptClient
     let signedData: SignedDataVerifiers
+    /// The App Store Server API, when credentials are configured; nil: the ledger does not ask.
+    public let serverAPI: ServerAPIClient?
     public var catalog: CatalogStore { reads.catalogs }
     let logger: Logger
     public let clock: @Sendable () -> Int64
@@ -26,7 +28,7 @@ public final class PurchaseService: Sendable {
 
     public init(
         store: EventStore, configuration: LedgerConfiguration, verifyReceipt: VerifyReceiptClient,
-        signedData: SignedDataVerifiers, logger: Logger,
+        signedData: SignedDataVerifiers, serverAPI: ServerAPIClient? = nil, logger: Logger,
         clock: @escaping @Sendable () -> Int64 = { Millis.now() },
         onAppleAttempt: @escaping @Sendable (VerifyReceiptAttempt) -> Void = { _ in }
     ) {
@@ -37,6 +39,7 @@ public final class PurchaseService: Sendable {
         self.configuration = configuration
         self.verifyReceipt = verifyReceipt
         self.signedData = signedData
+        self.serverAPI = serverAPI
         self.logger = logger
         self.clock = clock
         self.onAppleAttempt = onAppleAttempt

@@ -34,16 +34,7 @@ public final class RetryWorker: Sendable {
 
     /// Retries until the task is cancelled.
     public func run() async {
-        while !Task.isCancelled {
-            do {
-                _ = try await runOnce()
-            } catch is CancellationError {
-                return
-            } catch {
-                logger.warning("retry worker pass failed; trying again", metadata: ["error": "\(LedgerServiceError.mapping(error))"])
-            }
-            try? await Task.sleep(for: pollInterval)
-        }
+        await pollUntilCancelled(every: pollInterval, logger: logger, failure: "retry worker pass failed") { _ = try await runOnce() }
     }
 
     /// Decides the abandoned submissions and retries every pending one that is due; returns how

@@ -59,6 +59,16 @@ enum TimelineSummary {
             return "User \(s.userId) spent \(s.amount) \(s.unit)\(why) (spend \(s.spendId)), balance \(s.balanceAfter)\(from.isEmpty ? "" : ": \(from)")\(by)"
         case .consumptionConsentRecorded(let c):
             return "User \(c.userId) \(c.consumptionData ? "agreed" : "did not agree") that consumption data may be sent to Apple\(by)"
+        case .consumptionInformationSent(let c):
+            let used = c.consumptionPercentage.map { ", \(Double($0) / 1000)% consumed" } ?? ""
+            let preference = c.refundPreference.map { ", refund preference \($0)" } ?? ""
+            return "Told Apple about refund request \(c.notificationId) for transaction \(c.transactionId): \(c.deliveryStatus)\(used)\(preference), sample content \(c.sampleContentProvided ? "provided" : "not provided"); Apple answered HTTP \(c.httpStatus)"
+        case .consumptionInformationWithheld(let c):
+            return "Did not answer Apple's refund request \(c.notificationId) about transaction \(c.transactionId ?? "?"): \(c.reason)"
+        case .appleOrderLookedUp(let o):
+            return "Apple's order \(o.orderId) (\(o.environment)) holds transactions \(o.transactionIds.joined(separator: ", "))\(by)"
+        case .reconciliationCompleted(let r):
+            return "Reconciled \(r.environment) notifications \(Timestamps.iso8601(r.fromMs)) – \(Timestamps.iso8601(r.toMs)): \(r.notificationsRecorded) of \(r.notificationsSeen) were missing"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

@@ -155,6 +155,21 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - Refund requests
+
+    /// CONSUMPTION_REQUEST notifications the ledger has neither answered nor withheld an answer
+    /// to (no `consumption-<notification id>` stream), oldest first.
+    public func unansweredConsumptionRequests(limit: Int = 100) async throws -> [AppleNotificationReceived] {
+        try await pool.withConnection { connection in
+            try connection.query(.prepared("""
+                SELECT n.payload FROM events n
+                WHERE n.event_type = 'AppleNotificationReceived' AND n.payload->>'notification_type' = 'CONSUMPTION_REQUEST'
+                  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.stream_id = 'consumption-' || (n.payload->>'notification_id') AND a.stream_version = 1)
+                ORDER BY n.position LIMIT \(Int64(limit))
+                """)).map { try LedgerJSON.decoder.decode(AppleNotificationReceived.self, from: Data($0.decode(0, as: JSONB.self).bytes)) }
+        }
+    }
+
     // MARK: - Idempotency
 
     /// The first event recorded under an idempotency key, with its stream, or nil.
@@ -178,17 +193,22 @@ public struct LedgerReads: Sendable {
         }
     }
 
-    /// How many events cite a document, and the first (by position) citing one that is missing.
+    /// How many references events make to documents (`document_sha256`, and each of
+    /// `document_sha256_list`), and the first (by position) naming one that is missing.
     public func documentReferences() async throws -> (count: Int64, firstMissing: (position: Int64, name: String)?) {
         try await pool.withConnection { connection in
-            let count: Int64 = try connection.query("""
-                SELECT count(*) FROM events WHERE payload ? 'document_sha256' AND jsonb_typeof(payload->'document_sha256') = 'string'
-                """)[0].decode(0)
-            let row = try connection.query("""
-                SELECT e.position, e.payload->>'document_sha256' FROM events e
+            let cited = """
+                SELECT e.position, e.payload->>'document_sha256' AS name FROM events e
                 WHERE e.payload ? 'document_sha256' AND jsonb_typeof(e.payload->'document_sha256') = 'string'
-                  AND NOT EXISTS (SELECT 1 FROM documents d WHERE encode(d.sha256, 'hex') = e.payload->>'document_sha256')
-                ORDER BY e.position LIMIT 1
+                UNION ALL
+                SELECT e.position, n.name FROM events e, jsonb_array_elements_text(e.payload->'document_sha256_list') AS n(name)
+                WHERE e.payload ? 'document_sha256_list' AND jsonb_typeof(e.payload->'document_sha256_list') = 'array'
+                """
+            let count: Int64 = try connection.query("SELECT count(*) FROM (\(unsafeRaw: cited)) c")[0].decode(0)
+            let row = try connection.query("""
+                SELECT c.position, c.name FROM (\(unsafeRaw: cited)) c
+                WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE encode(d.sha256, 'hex') = c.name)
+                ORDER BY c.position LIMIT 1
                 """).first
             return (count, try row.map { (try $0.decode(0), try $0.decode(1)) })
         }

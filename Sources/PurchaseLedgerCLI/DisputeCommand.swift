@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Ledger
 import LedgerService
+import LedgerStore
 import Logging
 
 /// `purchase-ledger dispute ID`: everything the ledger recorded about a transaction, order or
@@ -35,13 +36,50 @@ struct DisputeCommand: AsyncParsableCommand {
             return nil
         }
         guard let view = found else {
-            FileHandle.standardError.write(Data("nothing in the ledger concerns \(id) (as a transaction, order or user id)\n".utf8))
+            // Not the ledger's id: perhaps Apple's order id from the customer's receipt e-mail.
+            if Self.looksLikeAppleOrderId(id), try await disputeAppleOrder(id, logger: logger) { return }
+            FileHandle.standardError.write(Data("nothing in the ledger concerns \(id) (as a transaction, order, user or Apple order id)\n".utf8))
             throw ExitCode(1)
         }
         switch format {
         case .json: print(String(decoding: try LedgerJSON.encoder.encode(view), as: UTF8.self))
         case .text: print(DisputeStory.text(view), terminator: "")
         }
+    }
+}
+
+extension DisputeCommand {
+    /// Apple's order ids are ten upper-case letters and digits (e.g. MK5TTTVWJH).
+    static func looksLikeAppleOrderId(_ id: String) -> Bool {
+        id.count >= 8 && id.count <= 16 && id.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+    }
+
+    /// Looks the order up with Apple (recording Apple's answer) and prints the timelines of its
+    /// transactions; false when Apple knows no such order or no Server API credentials are set.
+    func disputeAppleOrder(_ orderId: String, logger: Logger) async throws -> Bool {
+        guard ProcessInfo.processInfo.environment["APPLE_PRIVATE_KEY"] != nil else { return false }
+        let order = try await database.withAskingApple(logger: logger) { service, _ in
+            try await service.lookUpAppleOrder(orderId, metadata: RequestMetadata(actor: "cli"))
+        }
+        guard let order else { return false }
+        let ids = order.transactions.map(\.transactionId)
+        let views = try await database.withReadModels(logger: logger) { reads, _ in
+            var views: [TimelineView] = []
+            for id in ids { if let view = try await reads.timeline(.transaction, id) { views.append(view) } }
+            return views
+        }
+        switch format {
+        case .json:
+            print(String(decoding: try LedgerJSON.encoder.encode(views), as: UTF8.self))
+        case .text:
+            print("Apple order \(order.orderId) (\(order.environment)): transactions \(ids.joined(separator: ", "))")
+            for transaction in order.transactions where transaction.userId == nil {
+                print("  transaction \(transaction.transactionId) (\(transaction.productId)) is unknown to the ledger: Apple counted it, the ledger did not deliver it")
+            }
+            print("")
+            for view in views { print(DisputeStory.text(view)) }
+        }
+        return true
     }
 }
 

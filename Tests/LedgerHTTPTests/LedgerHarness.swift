@@ -3,6 +3,7 @@ import AppStoreClient
 import AppleSimulator
 import AsyncHTTPClient
 import EventStore
+import Crypto
 import Foundation
 import Ledger
 import LedgerHTTP
@@ -48,6 +49,7 @@ struct LedgerHarness: Sendable {
     static func with<T>(
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
+        askApple: Bool = false, refundPreference: String? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -57,7 +59,7 @@ struct LedgerHarness: Sendable {
         }()
         let settings = Settings(
             policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
-            verifyReceiptURL: verifyReceiptURL, logger: logger)
+            verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -90,12 +92,24 @@ struct LedgerHarness: Sendable {
         var readYourWritesTimeout: Duration
         var verifyReceiptURL: String?
         var logger: Logger
+        /// The ledger gets App Store Server API credentials whose public key the simulator
+        /// checks every JWT against: a key pair made for this test.
+        var askApple: Bool
+        var refundPreference: String?
     }
+
+    static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
+    static let keyId = "TESTKEY123"
 
     private static func run<T>(_ settings: Settings, conninfo: String, pool: ConnectionPool, _ body: (LedgerHarness) async throws -> T) async throws -> T {
         try await Migrator().migrate(pool: pool, logger: settings.logger)
         var simulatorConfiguration = AppleSimulator.Configuration()
         simulatorConfiguration.sharedSecret = settings.sharedSecret
+        let privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
+        if settings.askApple {
+            simulatorConfiguration.serverAPI = try ServerAPIAuthentication(
+                privateKeyPEM: privateKeyPEM, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+        }
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
         let verifyURL = settings.verifyReceiptURL
         var configuration = ServerConfiguration(
@@ -110,6 +124,14 @@ struct LedgerHarness: Sendable {
             poolSize: 8, workerPollInterval: .milliseconds(20))
         let simulator = apple.simulator
         configuration.clock = { simulator.nowMilliseconds }
+        // Tests reconcile when they mean to, not at start.
+        configuration.ledger.reconcileInterval = nil
+        configuration.ledger.refundPreference = settings.refundPreference
+        if settings.askApple {
+            configuration.serverAPI = ServerAPIConfiguration(
+                issuerId: issuerId, keyId: keyId, privateKeyPEM: privateKeyPEM, bundleId: bundleId, baseURL: apple.baseURL,
+                baseDelay: .milliseconds(20), maximumDelay: .milliseconds(200))
+        }
         let server: RunningLedgerServer
         do {
             server = try await LedgerServer(configuration: configuration, logger: settings.logger).start()

@@ -30,6 +30,7 @@ struct OpenAPIConformanceTests {
         .init("GET", "/openapi.yaml"),
         .init("POST", "/v1/users/{user_id}/spend"),
         .init("POST", "/v1/users/{user_id}/consent"),
+        .init("GET", "/v1/apple-orders/{order_id}"),
     ]
 
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
@@ -116,6 +117,10 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(
                     operation: .init("POST", "/v1/users/{user_id}/consent"), path: "/v1/users/sweep-sub/consent",
                     body: #"{"consumption_data":true}"#, status: 200),
+                // The harness gives the ledger no Server API credentials: the clear error.
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/apple-orders/{order_id}"), path: "/v1/apple-orders/MK5TTTVWJH", body: nil, status: 503,
+                    token: LedgerHarness.supportToken),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),

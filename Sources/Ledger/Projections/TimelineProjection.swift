@@ -76,6 +76,14 @@ public struct TimelineProjection: Projection {
             about = [user(s.userId)] + s.attributions.map { transaction($0.transactionId) }
         case .consumptionConsentRecorded(let c):
             about = [user(c.userId)]
+        case .consumptionInformationSent(let c):
+            about = [transaction(c.transactionId), user(c.userId)]
+        case .consumptionInformationWithheld(let c):
+            about = ([c.transactionId.map(transaction), c.userId.map(user)] as [String?]).compactMap { $0 }
+        case .appleOrderLookedUp(let o):
+            about = o.transactionIds.map(transaction)
+        case .reconciliationCompleted:
+            return []
         case .catalogLoaded, .unknown:
             return []
         }

@@ -1,0 +1,73 @@
+import AppStore
+import AppStoreClient
+import Foundation
+import Ledger
+import LedgerStore
+
+/// An Apple order (the id on the customer's receipt e-mail) and what the ledger knows of its
+/// transactions.
+public struct AppleOrderView: Sendable, Hashable {
+    public struct Transaction: Sendable, Hashable {
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var productId: String
+        /// The user the ledger delivered it to; nil when the ledger never recorded it.
+        public var userId: String?
+    }
+
+    public var orderId: String
+    public var environment: String
+    public var transactions: [Transaction]
+}
+
+extension PurchaseService {
+    /// The client, or the clear error CONTRACT.md promises when no credentials are configured.
+    func requireServerAPI() throws -> ServerAPIClient {
+        guard let serverAPI else {
+            throw LedgerServiceError(
+                .appleNotConfigured, "the ledger has no App Store Server API credentials (APPLE_ISSUER_ID, APPLE_KEY_ID, APPLE_PRIVATE_KEY)")
+        }
+        return serverAPI
+    }
+
+    /// Looks an order id up with Apple (production, then sandbox), verifies every signed
+    /// transaction of Apple's answer, records the answer (`AppleOrderLookedUp`, the body kept
+    /// verbatim), and joins the ledger's records. Nil when Apple knows no such order.
+    public func lookUpAppleOrder(_ orderId: String, metadata: RequestMetadata) async throws -> AppleOrderView? {
+        let client = try requireServerAPI()
+        // The two environments the Server API serves (Xcode and local testing have none).
+        for environment in [AppStoreEnvironment.production, .sandbox] {
+            let answer: ServerAPIAnswer<OrderLookupResponse>
+            do {
+                answer = try await client.lookUpOrder(orderId, environment: environment)
+            } catch {
+                throw LedgerServiceError(.appleUnavailable, "Apple's order look-up: \(error)")
+            }
+            guard answer.value.status == 0, !answer.value.signedTransactions.isEmpty else { continue }
+            var signed: [SignedTransaction] = []
+            for jws in answer.value.signedTransactions {
+                do throws(AppStoreError) {
+                    signed.append(try await signedData.verifyTransaction(jws).payload)
+                } catch {
+                    throw LedgerServiceError(.appleUnavailable, "a transaction in Apple's order answer does not verify: \(error.code)")
+                }
+            }
+            let ids = signed.compactMap(\.transactionId)
+            let document = DocumentStore.insert(answer.body, kind: "apple_order_lookup")
+            try await mappingDatabaseErrors {
+                try await log.append(
+                    [LedgerAppend(stream: "apple-order-\(orderId)", expectation: .any, events: [.appleOrderLookedUp(AppleOrderLookedUp(
+                        orderId: orderId, environment: environment.rawValue, transactionIds: ids, documentSha256: document.name, atMs: clock()))])],
+                    metadata: metadata, alongside: [document.statement])
+            }
+            let records = Dictionary(try await reads.transactionRecords(ids).map { ($0.delivery.transactionId, $0) }, uniquingKeysWith: { a, _ in a })
+            return AppleOrderView(orderId: orderId, environment: environment.rawValue, transactions: signed.map { t in
+                let id = t.transactionId ?? ""
+                return AppleOrderView.Transaction(
+                    transactionId: id, originalTransactionId: t.originalTransactionId ?? id, productId: t.productId ?? "",
+                    userId: records[id]?.userId)
+            })
+        }
+        return nil
+    }
+}

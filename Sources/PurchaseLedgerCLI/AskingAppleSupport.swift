@@ -1,0 +1,40 @@
+import AppStore
+import AppStoreClient
+import ArgumentParser
+import EventStore
+import Foundation
+import LedgerHTTP
+import LedgerService
+import Logging
+import Postgres
+
+extension DatabaseOptions {
+    /// Runs `body` with the purchase flow and the App Store Server API client, configured from
+    /// the environment as `serve` is, acting as `ledger_app`. Without Server API credentials it
+    /// fails with CONTRACT.md's clear error (exit 1).
+    func withAskingApple<T: Sendable>(
+        logger: Logger, _ body: @Sendable (PurchaseService, ServerAPIClient) async throws -> T
+    ) async throws -> T {
+        try await withDatabase(logger: logger) { conninfo, _ in
+            let configuration: ServerConfiguration
+            do {
+                configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+            guard let api = configuration.serverAPI else {
+                throw ValidationError("this command asks Apple: set APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY (App Store Server API)")
+            }
+            let client = try await ServerAPIClient(configuration: api, logger: logger)
+            let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
+            return try await withPool(appConninfo, maxConnections: 4, logger: logger) { pool in
+                let service = PurchaseService(
+                    store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
+                    verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, logger: logger),
+                    signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
+                    serverAPI: client, logger: logger)
+                return try await body(service, client)
+            }
+        }
+    }
+}

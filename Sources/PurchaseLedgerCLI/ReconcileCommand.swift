@@ -1,0 +1,39 @@
+import AppStore
+import ArgumentParser
+import Foundation
+import LedgerService
+import Logging
+
+/// `purchase-ledger reconcile [--since DATE]`: asks Apple's notification history for what the
+/// ledger missed and records it, as `serve` does every `LEDGER_RECONCILE_INTERVAL`.
+struct ReconcileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reconcile",
+        abstract: "Record every notification Apple sent that the ledger missed (App Store Server API).",
+        discussion: "Pages Get Notification History from where the last reconciliation ended (or --since), in production and sandbox, and records each notification not yet recorded, by the same rules as a posted one.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "Start here (YYYY-MM-DD, UTC) instead of where the last reconciliation ended")
+    var since: String?
+
+    func run() async throws {
+        let logger = Logger(label: "purchase-ledger.reconcile")
+        var sinceMs: Int64?
+        if let since {
+            let format = DateFormatter()
+            format.locale = Locale(identifier: "en_US_POSIX")
+            format.timeZone = TimeZone(identifier: "UTC")
+            format.dateFormat = "yyyy-MM-dd"
+            guard let date = format.date(from: since) else { throw ValidationError("--since is a date YYYY-MM-DD, not \(since)") }
+            sinceMs = Millis.of(date)
+        }
+        let start = sinceMs
+        let summaries = try await database.withAskingApple(logger: logger) { service, client in
+            try await Reconciler(service: service, client: client, logger: logger).run(sinceMs: start)
+        }
+        for summary in summaries {
+            print("\(summary.environment.rawValue): \(summary.seen) notifications in Apple's history, \(summary.recorded) recorded now (\(summary.pages) pages)")
+        }
+    }
+}
