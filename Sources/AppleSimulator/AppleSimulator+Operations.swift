@@ -47,6 +47,13 @@ extension AppleSimulator {
         return try outcome.transaction ?? transaction(transactionId)
     }
 
+    /// Reverses a refund Apple granted (REFUND_REVERSED): the purchase counts again.
+    @discardableResult
+    public func reverseRefund(transactionId: String) async throws -> SimulatedTransaction {
+        let outcome = try await perform { try $0.reverseRefund(transactionId) }
+        return try outcome.transaction ?? transaction(transactionId)
+    }
+
     /// Plays a customer asking Apple for a refund: sends CONSUMPTION_REQUEST with
     /// `data.consumptionRequestReason` = `reason` (Apple's values: UNINTENDED_PURCHASE,
     /// FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, OTHER; any other is sent as given).

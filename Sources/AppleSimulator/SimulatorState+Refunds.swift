@@ -26,6 +26,21 @@ extension SimulatorState {
             transaction: transaction, receiptNumber: nil, events: [event("REVOKE", "REVOKE", nil, transaction)])
     }
 
+    /// Apple reverses a refund it granted (REFUND_REVERSED; v2 only): the transaction is paid
+    /// and in force again, its revocation fields cleared.
+    mutating func reverseRefund(_ transactionId: String) throws -> PurchaseOutcome {
+        var transaction = try self.transaction(transactionId)
+        guard transaction.cancellationDateMs != nil, transaction.revocationType != "FAMILY_REVOKE" else {
+            throw SimulatorError(.invalidRequest, "transaction \(transactionId) is not refunded")
+        }
+        transaction.cancellationDateMs = nil
+        transaction.cancellationReason = nil
+        transaction.revocationType = nil
+        transactions[transactionId] = transaction
+        markModified(transactionId)
+        return PurchaseOutcome(transaction: transaction, receiptNumber: nil, events: [event(nil, "REFUND_REVERSED", nil, transaction)])
+    }
+
     /// The customer asked Apple for a refund of `transactionId`: Apple asks the app's server for
     /// consumption data (CONSUMPTION_REQUEST) and changes nothing until it decides (`refund`).
     ///

@@ -208,3 +208,22 @@ public struct PurchaseRefunded: LedgerEventPayload {
         self.source = source
     }
 }
+
+/// Apple reversed a refund (REFUND_REVERSED): the grant, the entitlement and the revenue come
+/// back, the revenue dated the day of the reversal, so the refund's period is not rewritten.
+/// The second event of the refund's stream, appended expecting version 1: reversed once.
+public struct RefundReversed: LedgerEventPayload {
+    public static let eventType = "RefundReversed"
+    /// The refund reversed, as it was recorded.
+    public var refund: PurchaseRefunded
+    /// When Apple reversed it (the notification's `signedDate`): milliseconds since 1970, UTC.
+    public var reversedAtMs: Int64
+    /// The notification that said so.
+    public var source: String
+
+    public init(refund: PurchaseRefunded, reversedAtMs: Int64, source: String) {
+        self.refund = refund
+        self.reversedAtMs = reversedAtMs
+        self.source = source
+    }
+}

@@ -41,6 +41,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case consumptionInformationSent(ConsumptionInformationSent)
     case consumptionInformationWithheld(ConsumptionInformationWithheld)
     case appleOrderLookedUp(AppleOrderLookedUp)
+    case refundReversed(RefundReversed)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -69,6 +70,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case ConsumptionInformationSent.eventType: self = .consumptionInformationSent(try decode(ConsumptionInformationSent.self))
         case ConsumptionInformationWithheld.eventType: self = .consumptionInformationWithheld(try decode(ConsumptionInformationWithheld.self))
         case AppleOrderLookedUp.eventType: self = .appleOrderLookedUp(try decode(AppleOrderLookedUp.self))
+        case RefundReversed.eventType: self = .refundReversed(try decode(RefundReversed.self))
         default: self = .unknown(type: type)
         }
     }
@@ -98,6 +100,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .consumptionInformationSent(let p): p
         case .consumptionInformationWithheld(let p): p
         case .appleOrderLookedUp(let p): p
+        case .refundReversed(let p): p
         case .unknown: nil
         }
     }

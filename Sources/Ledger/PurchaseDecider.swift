@@ -71,6 +71,16 @@ public enum PurchaseDecider {
         return work.appends
     }
 
+    /// What REFUND_REVERSED changes: the refund recorded for the transaction (its stream's only
+    /// event) is reversed once, by an append expecting that stream at version 1. Nothing when
+    /// the ledger recorded no refund, or already a reversal.
+    public static func reverse(_ refundStream: [LedgerEvent], at reversedAtMs: Int64, source: String) -> LedgerAppend? {
+        guard refundStream.count == 1, case .purchaseRefunded(let refund) = refundStream[0] else { return nil }
+        return LedgerAppend(
+            stream: Streams.refund(refund.transactionId), expectation: .exactly(1),
+            events: [.refundReversed(RefundReversed(refund: refund, reversedAtMs: reversedAtMs, source: source))])
+    }
+
     static func reject(_ code: RejectionCode, _ message: String) -> Decision {
         Decision(outcome: .rejected(code, message), appends: [])
     }

@@ -104,6 +104,17 @@ struct ProjectionBatch {
             ordered += ProjectionSQL.revenueSale(sale)
         case .addRevenueRefund(let transaction, let atMs):
             ordered += ProjectionSQL.revenueRefund(transaction, atMs: atMs)
+        case .addRevenueReversal(let transaction, let atMs):
+            ordered += ProjectionSQL.revenueReversal(transaction, atMs: atMs)
+        case .restoreOwnership(let original):
+            // After the page's combined revocations: a refund and its reversal in one page end restored.
+            ordered.append(.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)"))
+        case .clearSubscriptionCancellation(let original, let transaction):
+            // After the page's combined entry merges, which keep the earliest cancellation.
+            ordered.append(.prepared("""
+                UPDATE projection_subscription_entries SET cancellation_date_ms = NULL
+                WHERE original_transaction_id = \(original) AND transaction_id = \(transaction)
+                """))
         }
     }
 

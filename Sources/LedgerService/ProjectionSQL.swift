@@ -84,6 +84,26 @@ enum ProjectionSQL {
         return [insert, rerate(original: original, after: "\(atMs)::bigint")]
     }
 
+    /// A reversed refund: the sale counts again, as a line dated the day of the reversal (the
+    /// refund's period keeps the refund), and toward the subscription's paid service again.
+    static func revenueReversal(_ transaction: String, atMs: Int64) -> [SQL] {
+        let insert: SQL = .prepared("""
+        WITH sale AS (
+            UPDATE projection_revenue_lines SET refunded_at_ms = NULL
+            WHERE line_id = 'sale:' || \(transaction) AND refunded_at_ms IS NOT NULL
+            RETURNING *)
+        INSERT INTO projection_revenue_lines
+            (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms)
+        SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
+               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, gross_minor, reduced_rate, NULL
+        FROM sale
+        ON CONFLICT (line_id) DO NOTHING
+        """)
+        let original: SQL = "(SELECT original_transaction_id FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction))"
+        return [insert, rerate(original: original, after: "0::bigint")]
+    }
+
     /// Rates again the subscription's lines purchased after `after`, writing only those whose
     /// rate changed. A separate statement, so it sees the line its caller just inserted.
     private static func rerate(original: SQL, after: SQL) -> SQL {

@@ -24,6 +24,8 @@ extension PurchaseService {
         }
         let received: AppleNotificationReceived
         let evidence: Evidence?
+        // When Apple signed it: the moment of what it reports (a refund's reversal, say).
+        var signedAtMs: Int64?
         if let signedPayload = shape.signedPayload {
             let verified: VerifiedNotification
             do throws(AppStoreError) {
@@ -33,6 +35,7 @@ extension PurchaseService {
             }
             let payload = verified.payload
             let transaction = verified.transaction?.payload
+            signedAtMs = payload.signedDate
             received = AppleNotificationReceived(
                 notificationId: payload.notificationUUID ?? DocumentStore.name(of: body), version: "v2",
                 notificationType: payload.rawNotificationType ?? "UNKNOWN", subtype: payload.rawSubtype,
@@ -72,13 +75,13 @@ extension PurchaseService {
         }
         let document = DocumentStore.insert(Array(body), kind: "notification_\(received.version)").statement
         return try await mappingDatabaseErrors {
-            try await recordNotification(received, document: document, evidence: evidence, metadata: metadata)
+            try await recordNotification(received, document: document, evidence: evidence, signedAtMs: signedAtMs, metadata: metadata)
         }
     }
 
     /// Appends the notification and what it shows, with its body (`document`) in the same transaction.
     private func recordNotification(
-        _ received: AppleNotificationReceived, document: SQL, evidence: Evidence?, metadata: RequestMetadata
+        _ received: AppleNotificationReceived, document: SQL, evidence: Evidence?, signedAtMs: Int64?, metadata: RequestMetadata
     ) async throws -> NotificationOutcome {
         let stream = Streams.notification(received.notificationId)
         var attempt = 0
@@ -90,6 +93,13 @@ extension PurchaseService {
             if let evidence, AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil {
                 let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
                 effects = PurchaseDecider.observe(evidence, source: "notification:\(received.notificationId)", context: context)
+                if received.notificationType == "REFUND_REVERSED", let transactionId = received.transactionId {
+                    let refund = try await log.read(stream: Streams.refund(transactionId)).map(\.event)
+                    if let reversal = PurchaseDecider.reverse(
+                        refund, at: signedAtMs ?? received.receivedAtMs, source: "notification:\(received.notificationId)") {
+                        effects.append(reversal)
+                    }
+                }
             }
             do {
                 try await log.append(

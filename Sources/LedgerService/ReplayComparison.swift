@@ -68,7 +68,7 @@ struct ReplayComparison {
             """
             SELECT environment, currency, day,
                    coalesce(sum(gross_minor) FILTER (WHERE line_type = 'sale'), 0)::bigint AS gross,
-                   coalesce(-sum(gross_minor) FILTER (WHERE line_type = 'refund'), 0)::bigint AS refunded,
+                   coalesce(-sum(gross_minor) FILTER (WHERE line_type IN ('refund', 'reversal')), 0)::bigint AS refunded,
                    sum(gross_minor)::bigint AS net,
                    coalesce(sum(gross_minor) FILTER (WHERE reduced_rate), 0)::bigint AS reduced
             FROM \(identifier: schema).projection_revenue_lines GROUP BY 1, 2, 3

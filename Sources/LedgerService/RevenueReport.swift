@@ -143,9 +143,9 @@ extension ReadModels {
         return try connection.query("""
             SELECT \(fragment: key) AS key, currency,
                    count(*) FILTER (WHERE line_type = 'sale'),
-                   count(*) FILTER (WHERE line_type = 'refund'),
+                   (count(*) FILTER (WHERE line_type = 'refund') - count(*) FILTER (WHERE line_type = 'reversal')),
                    coalesce(sum(gross_minor) FILTER (WHERE line_type = 'sale'), 0)::bigint,
-                   coalesce(-sum(gross_minor) FILTER (WHERE line_type = 'refund'), 0)::bigint,
+                   coalesce(-sum(gross_minor) FILTER (WHERE line_type IN ('refund', 'reversal')), 0)::bigint,
                    sum(gross_minor)::bigint,
                    sum(sign(gross_minor)::bigint * ((abs(gross_minor) * CASE WHEN reduced_rate THEN \(reduced) ELSE \(full) END + 50) / 100))::bigint
             FROM projection_revenue_lines

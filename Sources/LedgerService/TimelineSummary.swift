@@ -67,6 +67,8 @@ enum TimelineSummary {
             return "Did not answer Apple's refund request \(c.notificationId) about transaction \(c.transactionId ?? "?"): \(c.reason)"
         case .appleOrderLookedUp(let o):
             return "Apple's order \(o.orderId) (\(o.environment)) holds transactions \(o.transactionIds.joined(separator: ", "))\(by)"
+        case .refundReversed(let v):
+            return "Apple reversed the refund of transaction \(v.refund.transactionId) on \(Timestamps.iso8601(v.reversedAtMs)): user \(v.refund.userId) has it again"
         case .reconciliationCompleted(let r):
             return "Reconciled \(r.environment) notifications \(Timestamps.iso8601(r.fromMs)) – \(Timestamps.iso8601(r.toMs)): \(r.notificationsRecorded) of \(r.notificationsSeen) were missing"
         case .unknown(let type):

@@ -67,13 +67,27 @@ struct LedgerEventRoundTripTests {
             userId: Given.alice, unit: "coins", amount: 130, spendId: "s-1", reason: "hint", balanceAfter: 70,
             attributions: [SpendAttribution(transactionId: "T1", amount: 100), SpendAttribution(transactionId: "T2", amount: 30)], spentAtMs: t0)),
         .consumptionConsentRecorded(ConsumptionConsentRecorded(userId: Given.alice, consumptionData: true, recordedAtMs: t0)),
+        .reconciliationCompleted(ReconciliationCompleted(
+            environment: "Production", fromMs: t0, toMs: t0 + Given.day, notificationsSeen: 3, notificationsRecorded: 1, documentSha256List: ["0a", "0b"])),
+        .consumptionInformationSent(ConsumptionInformationSent(
+            notificationId: "n-1", transactionId: "T1", userId: Given.alice, consumptionPercentage: 40_000, deliveryStatus: "DELIVERED",
+            refundPreference: "DECLINE", sampleContentProvided: false, documentSha256: "0c", httpStatus: 202, sentAtMs: t0)),
+        .consumptionInformationWithheld(ConsumptionInformationWithheld(
+            notificationId: "n-2", transactionId: "T1", userId: nil, reason: "no_consent", appleErrorCode: 4_000_035, atMs: t0)),
+        .appleOrderLookedUp(AppleOrderLookedUp(orderId: "MK5TTTVWJH", environment: "Production", transactionIds: ["T1"], documentSha256: "0d", atMs: t0)),
+        .refundReversed(RefundReversed(
+            refund: PurchaseRefunded(
+                transactionId: "T1", originalTransactionId: "T0", productId: Given.coins, kind: .consumable, quantity: 1,
+                userId: Given.alice, environment: "Production", grants: ["coins": 100], refundedAtMs: t0, reason: 0,
+                revocation: "refund", source: "n-3"),
+            reversedAtMs: t0 + Given.day, source: "n-4")),
     ]
 
     @Test("the examples cover every kind of event once")
     func examplesCoverEveryKind() {
         let types = Self.examples.map { $0.type }
-        #expect(Set(types).count == 17)
-        #expect(types.count == 17)
+        #expect(Set(types).count == 22)
+        #expect(types.count == 22)
         #expect(Self.examples.allSatisfy { $0.payload != nil })
     }
 
@@ -98,9 +112,9 @@ struct LedgerEventRoundTripTests {
 
     @Test("an event type this build does not know is kept as unknown")
     func unknownType() throws {
-        let event = try LedgerEvent(type: "RefundReversed", payload: Data(#"{"transaction_id":"T1"}"#.utf8))
-        #expect(event == .unknown(type: "RefundReversed"))
-        #expect(event.type == "RefundReversed")
+        let event = try LedgerEvent(type: "SubscriptionPaused", payload: Data(#"{"transaction_id":"T1"}"#.utf8))
+        #expect(event == .unknown(type: "SubscriptionPaused"))
+        #expect(event.type == "SubscriptionPaused")
         #expect(event.payload == nil)
     }
 

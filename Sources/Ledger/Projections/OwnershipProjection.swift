@@ -32,6 +32,11 @@ public struct OwnershipProjection: Projection {
             return [.changeOwner(
                 originalTransactionId: r.originalTransactionId, productId: r.productId, kind: r.kind, environment: r.environment,
                 userId: nil, reason: r.revocation == "revoke" ? "revoked" : "refunded", place: place)]
+        case .refundReversed(let v):
+            let r = v.refund
+            return [.changeOwner(
+                originalTransactionId: r.originalTransactionId, productId: r.productId, kind: r.kind, environment: r.environment,
+                userId: r.userId, reason: "refund_reversed", place: place)]
         case .appleAccountObserved(let a):
             return [.linkAppleAccount(originalTransactionIds: a.originalTransactionIds, appTransactionId: a.appTransactionId)]
         default:

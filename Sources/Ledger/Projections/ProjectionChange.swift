@@ -9,6 +9,10 @@ public enum ProjectionChange: Sendable, Hashable {
     case setOwner(originalTransactionId: String, userId: String, productId: String, kind: ProductKind, environment: String)
     /// Apple refunded or revoked the owned product: access ends at `atMs`.
     case revokeOwnership(originalTransactionId: String, atMs: Int64)
+    /// A reversed refund gives the entitlement back.
+    case restoreOwnership(originalTransactionId: String)
+    /// A reversed refund of a subscription period: the period counts again.
+    case clearSubscriptionCancellation(originalTransactionId: String, transactionId: String)
     /// A transaction of a subscription, merged with what was known of it.
     case mergeSubscriptionEntry(originalTransactionId: String, environment: String, entry: SubscriptionEntry)
     /// A subscription's renewal state, kept when newer than the stored one.
@@ -26,6 +30,8 @@ public enum ProjectionChange: Sendable, Hashable {
     case addRevenueSale(RevenueSale)
     /// The refund of a transaction's sale line at `atMs` (dated that UTC day), recorded once.
     case addRevenueRefund(transactionId: String, atMs: Int64)
+    /// A reversed refund: the sale counts again, dated the day of the reversal.
+    case addRevenueReversal(transactionId: String, atMs: Int64)
     /// The event at `position` concerns `subject` (TimelineProjection's names).
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.
@@ -87,6 +93,8 @@ public struct BalancesProjection: PlacelessProjection {
             return r.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: r.userId, unit: $0.key, delta: -$0.value) }
         case .balanceSpent(let s):
             return [.addToBalance(userId: s.userId, unit: s.unit, delta: -s.amount)]
+        case .refundReversed(let v) where v.refund.kind == .consumable:
+            return v.refund.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: v.refund.userId, unit: $0.key, delta: $0.value) }
         default:
             return []
         }
@@ -109,6 +117,8 @@ public struct EntitlementsProjection: PlacelessProjection {
             return [.setOwner(originalTransactionId: t.originalTransactionId, userId: t.toUserId, productId: t.productId, kind: t.kind, environment: t.environment)]
         case .purchaseRefunded(let r) where r.kind == .nonConsumable || r.kind == .nonRenewing:
             return [.revokeOwnership(originalTransactionId: r.originalTransactionId, atMs: r.refundedAtMs)]
+        case .refundReversed(let v) where v.refund.kind == .nonConsumable || v.refund.kind == .nonRenewing:
+            return [.restoreOwnership(originalTransactionId: v.refund.originalTransactionId)]
         default:
             return []
         }
@@ -141,6 +151,8 @@ public struct SubscriptionsProjection: PlacelessProjection {
             return [.mergeSubscriptionEntry(originalTransactionId: r.originalTransactionId, environment: r.environment, entry: SubscriptionEntry(
                 transactionId: r.transactionId, productId: r.productId, purchaseDateMs: nil, expiresDateMs: nil,
                 cancellationDateMs: r.refundedAtMs, isTrial: false, isUpgraded: false))]
+        case .refundReversed(let v) where v.refund.kind == .autoRenewable:
+            return [.clearSubscriptionCancellation(originalTransactionId: v.refund.originalTransactionId, transactionId: v.refund.transactionId)]
         default:
             return []
         }

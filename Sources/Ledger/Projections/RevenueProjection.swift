@@ -39,6 +39,8 @@ public struct RevenueProjection: Projection {
                 applePrice: Self.applePrice(r.priceMilliunits, r.currency)))]
         case .purchaseRefunded(let r):
             return [.addRevenueRefund(transactionId: r.transactionId, atMs: r.refundedAtMs)]
+        case .refundReversed(let v):
+            return [.addRevenueReversal(transactionId: v.refund.transactionId, atMs: v.reversedAtMs)]
         default:
             return []
         }

@@ -82,6 +82,9 @@ public struct TimelineProjection: Projection {
             about = ([c.transactionId.map(transaction), c.userId.map(user)] as [String?]).compactMap { $0 }
         case .appleOrderLookedUp(let o):
             about = o.transactionIds.map(transaction)
+        case .refundReversed(let v):
+            about = [transaction(v.refund.transactionId)]
+            links = [(user(v.refund.userId), transaction(v.refund.transactionId))]
         case .reconciliationCompleted:
             return []
         case .catalogLoaded, .unknown:
