@@ -36,6 +36,8 @@ struct LedgerHarness: Sendable {
     let server: RunningLedgerServer
     let conninfo: String
     let pool: ConnectionPool
+    /// The App Store Server API key the ledger signs with (`askApple`), to check it never leaks.
+    var serverAPIKeyPEM: String? = nil
 
     var simulator: AppleSimulator { apple.simulator }
     var base: String { server.baseURL }
@@ -140,7 +142,8 @@ struct LedgerHarness: Sendable {
             throw error
         }
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
-        let harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
+        var harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
+        if settings.askApple { harness.serverAPIKeyPEM = privateKeyPEM }
         do {
             _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
             let result = try await body(harness)

@@ -131,6 +131,38 @@ struct LogHygieneTests {
     }
 }
 
+extension LogHygieneTests {
+    @Test("Asking Apple logs neither the .p8 key nor a JWT, through 401, 429 and 5xx answers")
+    func noKeyOrTokenInLogs() async throws {
+        let capture = LogCapture()
+        let logger = Logger(label: "tests.log-hygiene.apple") { label in CapturingLogHandler(label: label, capture: capture) }
+        var key: String?
+        try await LedgerHarness.with(logger: logger, askApple: true) { ledger in
+            key = ledger.serverAPIKeyPEM
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u-key", product: "com.example.coins100", appleId: "apple-key")
+            #expect(try await ledger.submit(user: "u-key", purchase: purchase).outcome == "delivered")
+            ledger.simulator.failNextServerAPICalls(1, with: .unauthorized)
+            _ = try await ledger.get("/v1/apple-orders/\(purchase.orderId)", token: LedgerHarness.supportToken)
+            ledger.simulator.failNextServerAPICalls(1, with: .rateLimited(retryAfterSeconds: 1))
+            ledger.simulator.failNextServerAPICalls(1, with: .serverError(status: 503))
+            #expect(try await ledger.get("/v1/apple-orders/\(purchase.orderId)", token: LedgerHarness.supportToken).status == 200)
+            _ = try await AskingAppleTests.reconciler(ledger).run()
+        }
+        let lines = capture.lines
+        #expect(lines.contains { $0.contains("refused our credentials") }, "the 401 alarm is logged")
+        let pem = try #require(key)
+        // The key's base64 body, line by line: no piece of it may appear.
+        let pieces = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") && $0.count >= 16 }
+        #expect(!pieces.isEmpty)
+        for piece in pieces {
+            #expect(!lines.contains { $0.contains(piece) }, "a log line holds the private key")
+        }
+        // Every JWT (and every JWS) starts with the base64url of `{"`: none may be logged.
+        let offending = lines.first { $0.contains("eyJ") }
+        #expect(offending == nil, "a log line holds a token or signed data: \(offending.map { String($0.prefix(200)) } ?? "")")
+    }
+}
+
 // MARK: - Capturing log lines
 
 /// Every line logged through a `CapturingLogHandler`, from any thread.
