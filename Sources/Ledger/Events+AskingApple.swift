@@ -106,3 +106,24 @@ public struct AppleOrderLookedUp: LedgerEventPayload {
         self.atMs = atMs
     }
 }
+
+/// The App Store Server API's transaction history of an Apple account, read for a restore:
+/// every page's body is a document, and every signed transaction in them was verified.
+public struct TransactionHistoryRead: LedgerEventPayload {
+    public static let eventType = "TransactionHistoryRead"
+    public var submissionId: String
+    public var environment: String
+    /// The transaction the history was asked for.
+    public var transactionId: String
+    public var transactionCount: Int
+    /// sha256 (hex) of every page's body, in order.
+    public var documentSha256List: [String]
+
+    public init(submissionId: String, environment: String, transactionId: String, transactionCount: Int, documentSha256List: [String]) {
+        self.submissionId = submissionId
+        self.environment = environment
+        self.transactionId = transactionId
+        self.transactionCount = transactionCount
+        self.documentSha256List = documentSha256List
+    }
+}

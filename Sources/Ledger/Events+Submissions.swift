@@ -6,6 +6,9 @@ public enum SubmissionKind: String, Sendable, Hashable, Codable {
     case signedTransaction = "signed_transaction"
     /// A line of history imported from an earlier system (`purchase-ledger import`).
     case imported = "import"
+    /// A restore through Apple (`POST /v1/users/{user_id}/restore`): the proof is the signed
+    /// transaction or the transaction id the app sent; Apple's transaction history is the evidence.
+    case restore
 }
 
 /// A client handed in proof of payment. Recorded before Apple is asked, so an accepted receipt

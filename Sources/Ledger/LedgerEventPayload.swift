@@ -42,6 +42,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case consumptionInformationWithheld(ConsumptionInformationWithheld)
     case appleOrderLookedUp(AppleOrderLookedUp)
     case refundReversed(RefundReversed)
+    case transactionHistoryRead(TransactionHistoryRead)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -71,6 +72,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case ConsumptionInformationWithheld.eventType: self = .consumptionInformationWithheld(try decode(ConsumptionInformationWithheld.self))
         case AppleOrderLookedUp.eventType: self = .appleOrderLookedUp(try decode(AppleOrderLookedUp.self))
         case RefundReversed.eventType: self = .refundReversed(try decode(RefundReversed.self))
+        case TransactionHistoryRead.eventType: self = .transactionHistoryRead(try decode(TransactionHistoryRead.self))
         default: self = .unknown(type: type)
         }
     }
@@ -101,6 +103,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .consumptionInformationWithheld(let p): p
         case .appleOrderLookedUp(let p): p
         case .refundReversed(let p): p
+        case .transactionHistoryRead(let p): p
         case .unknown: nil
         }
     }

@@ -15,6 +15,19 @@ public enum PurchaseDecider {
         return decision
     }
 
+    /// A restore through Apple: the account's whole transaction history, decided as a receipt
+    /// without transaction id, but a consumable is owed only where the user has an open order
+    /// for it. History lists every consumable the account ever bought (finished ones too,
+    /// purchases made before the ledger existed among them); granting those again would pay twice.
+    public static func decideRestore(_ submission: Submission, evidence: Evidence, context: PurchaseContext) -> Decision {
+        var owed = evidence
+        owed.entries = evidence.entries.filter { entry in
+            context.catalog[entry.productId]?.kind != .consumable
+                || context.openOrders.contains { $0.userId == submission.userId && $0.productId == entry.productId }
+        }
+        return decide(submission, evidence: owed, context: context)
+    }
+
     /// The receipt's transactions as one Apple account's, when it lists more than one purchase.
     static func appleAccount(of evidence: Evidence, submissionId: String) -> AppleAccountObserved? {
         let originals = Set(evidence.entries.map(\.originalTransactionId)).sorted()

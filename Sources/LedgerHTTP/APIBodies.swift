@@ -24,6 +24,11 @@ enum APIBodies {
         var consumptionData: Bool
     }
 
+    struct Restore: Decodable {
+        var signedTransaction: String?
+        var transactionId: String?
+    }
+
     struct SubmitReceipt: Decodable {
         var userId: String
         var receiptData: String

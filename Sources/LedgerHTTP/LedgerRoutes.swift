@@ -21,6 +21,7 @@ struct LedgerRoutes: Sendable {
         router.get("v1/users/:user_id") { request, context in try await user(request, context) }
         router.post("v1/users/:user_id/spend") { request, context in try await spend(request, context) }
         router.post("v1/users/:user_id/consent") { request, context in try await consent(request, context) }
+        router.post("v1/users/:user_id/restore") { request, context in try await restore(request, context) }
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
         router.get("v1/ownership/:original_transaction_id") { request, context in try await ownership(request, context) }
         router.get("v1/apple-accounts/:apple_account") { request, context in try await appleAccount(request, context) }
@@ -123,6 +124,31 @@ struct LedgerRoutes: Sendable {
         let spent = try await service.spend(
             userId: user, unit: unit, amount: body.amount, spendId: spendId, reason: body.reason, metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.Spent(spent))
+    }
+
+    private func restore(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let body = try await APIBodies.decode(APIBodies.Restore.self, from: request)
+        let proof: String
+        switch (body.signedTransaction, body.transactionId) {
+        case (let jws?, nil):
+            let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=" } }) else {
+                throw APIError.invalidRequest("signed_transaction must be StoreKit's jwsRepresentation: three base64url parts joined by dots")
+            }
+            proof = jws
+        case (nil, let id?):
+            let id = try APIBodies.identifier(id, "transaction_id")
+            guard !id.contains(".") else { throw APIError.invalidRequest("transaction_id is Apple's id, not a signed transaction") }
+            proof = id
+        default:
+            throw APIError.invalidRequest("send one of signed_transaction and transaction_id")
+        }
+        let outcome = try await service.restoreThroughApple(
+            userId: user, proof: proof, idempotencyKey: try idempotencyKey(request, context, route: "restore"), metadata: metadata(request, context))
+        record(outcome)
+        return try APIAnswers.response(for: outcome)
     }
 
     private func consent(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -151,7 +151,7 @@ extension PurchaseService {
     }
 
     /// Records that Apple must be asked again after the backoff of `attempt`.
-    private func keepPending(
+    func keepPending(
         _ submission: Submission, at version: Int64, attempt: Int, reason: String, with responded: [LedgerEvent], citedDocuments: [SQL],
         metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {

@@ -96,13 +96,14 @@ public final class PurchaseService: Sendable {
     /// again and decides again.
     func decideAndRecord(
         _ submission: Submission, evidence: Evidence, submissionVersion: Int64, leadingEvents: [LedgerEvent], citedDocuments: [SQL] = [],
-        metadata: RequestMetadata
+        metadata: RequestMetadata,
+        decider: @Sendable (Submission, Evidence, PurchaseContext) -> Decision = { PurchaseDecider.decide($0, evidence: $1, context: $2) }
     ) async throws -> SubmissionOutcome {
         var attempt = 0
         while true {
             attempt += 1
             let context = try await loadContext(evidence: evidence, userId: submission.userId, orderId: submission.orderId)
-            let decision = PurchaseDecider.decide(submission, evidence: evidence, context: context)
+            let decision = decider(submission, evidence, context)
             do {
                 try await log.append(
                     decision.appends(for: submission, expecting: .exactly(submissionVersion), after: leadingEvents),

@@ -105,6 +105,10 @@ public final class RetryWorker: Sendable {
                 break
             }
             outcome = try await service.decideSigned(submission, verified.payload, metadata: metadata)
+        case .restore:
+            outcome = try await service.restore(
+                submission, proof: String(decoding: document, as: UTF8.self), attempt: 1, submissionVersion: 1,
+                client: try service.requireServerAPI(), metadata: metadata)
         case .imported:
             // Imports record a line and its decision in one COPY: never undecided.
             logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])
@@ -126,9 +130,14 @@ public final class RetryWorker: Sendable {
         }
         let submission = Submission(
             submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId)
-        let outcome = try await service.verify(
-            submission, receiptData: String(decoding: document, as: UTF8.self), attempt: item.pending.attempt + 1,
-            submissionVersion: item.streamVersion, metadata: RequestMetadata(actor: "retry-worker"))
+        let proof = String(decoding: document, as: UTF8.self)
+        let metadata = RequestMetadata(actor: "retry-worker")
+        let outcome = submitted.kind == .restore
+            ? try await service.restore(
+                submission, proof: proof, attempt: item.pending.attempt + 1, submissionVersion: item.streamVersion,
+                client: try service.requireServerAPI(), metadata: metadata)
+            : try await service.verify(
+                submission, receiptData: proof, attempt: item.pending.attempt + 1, submissionVersion: item.streamVersion, metadata: metadata)
         logger.info("retried a pending receipt", metadata: [
             "submission_id": "\(id)", "attempt": "\(item.pending.attempt + 1)", "outcome": "\(outcome.label)",
         ])

@@ -16,6 +16,7 @@ enum TimelineSummary {
             case .receipt: "an App Store receipt"
             case .signedTransaction: "a StoreKit 2 signed transaction"
             case .imported: "an imported history line"
+            case .restore: "a restore through Apple"
             }
             let claim = s.transactionId.map { $0.isEmpty ? "" : " for transaction \($0)" } ?? ""
             return "User \(s.userId) submitted \(what)\(claim) (document sha256 \(s.documentSha256.prefix(12))…)\(by)"
@@ -67,6 +68,8 @@ enum TimelineSummary {
             return "Did not answer Apple's refund request \(c.notificationId) about transaction \(c.transactionId ?? "?"): \(c.reason)"
         case .appleOrderLookedUp(let o):
             return "Apple's order \(o.orderId) (\(o.environment)) holds transactions \(o.transactionIds.joined(separator: ", "))\(by)"
+        case .transactionHistoryRead(let h):
+            return "Read Apple's transaction history (\(h.environment)) from transaction \(h.transactionId): \(h.transactionCount) transactions, each signature verified"
         case .refundReversed(let v):
             return "Apple reversed the refund of transaction \(v.refund.transactionId) on \(Timestamps.iso8601(v.reversedAtMs)): user \(v.refund.userId) has it again"
         case .reconciliationCompleted(let r):

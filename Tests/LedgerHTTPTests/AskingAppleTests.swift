@@ -130,6 +130,38 @@ struct AskingAppleTests {
         }
     }
 
+    @Test("a restore through Apple delivers a non-consumable another device bought to this user, and no old coins; again, already_delivered")
+    func restoreThroughApple() async throws {
+        try await LedgerHarness.with(askApple: true) { ledger in
+            // Bought on the Apple account, never posted to the ledger: coins and remove-ads.
+            let coins = try await ledger.simulator.purchase(appleId: "apple-restore", productId: "com.example.coins100", environment: .production, appAccountToken: nil)
+            let ads = try await ledger.simulator.purchase(appleId: "apple-restore", productId: "com.example.removeads", environment: .production, appAccountToken: nil)
+            let first = try await ledger.request(
+                .POST, "/v1/users/u-restore/restore", body: try Self.json(["transaction_id": coins.transactionId]), headers: [("Idempotency-Key", "r-1")])
+            #expect(first.status == 200, "\(first.json)")
+            #expect(first.outcome == "delivered")
+            #expect(first.deliveries.compactMap { $0["transaction_id"] as? String } == [ads.transactionId], "the coins were not ordered: not owed")
+            #expect(try await ledger.count("TransactionHistoryRead") == 1)
+            let again = try await ledger.request(.POST, "/v1/users/u-restore/restore", body: try Self.json(["signed_transaction": ads.signedTransaction]))
+            #expect(again.outcome == "already_delivered")
+            let replayed = try await ledger.request(
+                .POST, "/v1/users/u-restore/restore", body: try Self.json(["transaction_id": coins.transactionId]), headers: [("Idempotency-Key", "r-1")])
+            #expect(replayed.outcome == "delivered", "the first result again")
+            #expect(try await Self.coins(ledger, "u-restore") == nil)
+        }
+    }
+
+    @Test("a restore while Apple answers 503 is pending, and the worker finishes it")
+    func restorePendingThenDone() async throws {
+        try await LedgerHarness.with(askApple: true) { ledger in
+            let ads = try await ledger.simulator.purchase(appleId: "apple-restore-2", productId: "com.example.removeads", environment: .production, appAccountToken: nil)
+            ledger.simulator.failNextServerAPICalls(8, with: .serverError(status: 503), endpoint: .transactionHistory)
+            let answer = try await ledger.request(.POST, "/v1/users/u-restore-2/restore", body: try Self.json(["transaction_id": ads.transactionId]))
+            #expect(answer.status == 202, "\(answer.json)")
+            try await ledger.eventually("the worker restored it", within: .seconds(60)) { try await ledger.count("PurchaseDelivered") == 1 }
+        }
+    }
+
     @Test("a 401 from Apple is an alarm, not a retry storm: one call, the metric counts it")
     func unauthorizedIsAnAlarm() async throws {
         try await LedgerHarness.with(askApple: true) { ledger in

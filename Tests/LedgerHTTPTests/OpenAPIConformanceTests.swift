@@ -31,6 +31,7 @@ struct OpenAPIConformanceTests {
         .init("POST", "/v1/users/{user_id}/spend"),
         .init("POST", "/v1/users/{user_id}/consent"),
         .init("GET", "/v1/apple-orders/{order_id}"),
+        .init("POST", "/v1/users/{user_id}/restore"),
     ]
 
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
@@ -121,6 +122,9 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(
                     operation: .init("GET", "/v1/apple-orders/{order_id}"), path: "/v1/apple-orders/MK5TTTVWJH", body: nil, status: 503,
                     token: LedgerHarness.supportToken),
+                OpenAPIProbe(
+                    operation: .init("POST", "/v1/users/{user_id}/restore"), path: "/v1/users/sweep-sub/restore",
+                    body: #"{"transaction_id":"2000000000000001"}"#, status: 503),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),

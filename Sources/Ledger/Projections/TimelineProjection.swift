@@ -82,6 +82,8 @@ public struct TimelineProjection: Projection {
             about = ([c.transactionId.map(transaction), c.userId.map(user)] as [String?]).compactMap { $0 }
         case .appleOrderLookedUp(let o):
             about = o.transactionIds.map(transaction)
+        case .transactionHistoryRead(let h):
+            about = [submission(h.submissionId)]
         case .refundReversed(let v):
             about = [transaction(v.refund.transactionId)]
             links = [(user(v.refund.userId), transaction(v.refund.transactionId))]

@@ -1,0 +1,99 @@
+import AppStore
+import AppStoreClient
+import Foundation
+import Ledger
+import LedgerStore
+import Postgres
+
+extension PurchaseService {
+    /// `POST /v1/users/{user_id}/restore`: reads the Apple account's transaction history through
+    /// the App Store Server API, from the signed transaction or transaction id the app sent, and
+    /// delivers what is owed under the receipt rules (exactly once, the ownership policy;
+    /// consumables only against an open order, `PurchaseDecider.decideRestore`). Recorded
+    /// before Apple is asked, so Apple being down leaves it pending for the worker.
+    public func restoreThroughApple(
+        userId: String, proof: String, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
+    ) async throws -> SubmissionOutcome {
+        let client = try requireServerAPI()
+        return try await mappingDatabaseErrors {
+            let submission = Submission(submissionId: UUID().uuidString.lowercased(), userId: userId)
+            if let earlier = try await record(
+                submission, kind: .restore, document: Array(proof.utf8), documentKind: "restore_request", idempotencyKey: idempotencyKey,
+                metadata: metadata) {
+                return earlier
+            }
+            return try await restore(submission, proof: proof, attempt: 1, submissionVersion: 1, client: client, metadata: metadata)
+        }
+    }
+
+    /// Asks Apple for the history and decides; the submission's stream is at `submissionVersion`.
+    /// Used for the first try and by the worker.
+    func restore(
+        _ submission: Submission, proof: String, attempt: Int, submissionVersion: Int64, client: ServerAPIClient, metadata: RequestMetadata
+    ) async throws -> SubmissionOutcome {
+        // The history is asked for by a transaction of the account: the signed one's (verified
+        // here, which also names its environment), or the id as sent, in either environment.
+        let anchor: String
+        let environments: [AppStoreEnvironment]
+        if proof.split(separator: ".", omittingEmptySubsequences: false).count == 3 {
+            let verified: Verified<SignedTransaction>
+            do throws(AppStoreError) {
+                verified = try await signedData.verifyTransaction(proof)
+            } catch {
+                return try await rejectSigned(submission, because: error, metadata: metadata)
+            }
+            anchor = verified.payload.transactionId ?? ""
+            environments = [verified.payload.environment == .sandbox ? .sandbox : .production]
+        } else {
+            anchor = proof
+            environments = [.production, .sandbox]
+        }
+        for environment in environments {
+            var pages: [(name: String, statement: SQL)] = []
+            var transactions: [SignedTransaction] = []
+            var revision: String?
+            var failure: ServerAPIError?
+            do throws(ServerAPIError) {
+                repeat {
+                    let page = try await client.transactionHistory(anchor, environment: environment, revision: revision)
+                    pages.append(DocumentStore.insert(page.body, kind: "apple_transaction_history"))
+                    for jws in page.value.signedTransactions {
+                        // Only what verifies counts; Apple's own history always should.
+                        if let verified = try? await signedData.verifyTransaction(jws) { transactions.append(verified.payload) }
+                    }
+                    revision = page.value.hasMore == true ? page.value.revision : nil
+                } while revision != nil
+            } catch {
+                failure = error
+            }
+            if let failure {
+                if failure.isTransactionNotFound { continue }
+                if failure.kind == .refused || failure.kind == .malformedAnswer {
+                    return try await close(submission, at: submissionVersion, with: [.deliveryRejected(DeliveryRejected(
+                        submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid,
+                        message: "Apple refused the history request: \(failure)"))], citedDocuments: [], metadata: metadata)
+                }
+                // Down, rate limited, or our credentials refused: kept, the worker asks again.
+                return try await keepPending(
+                    submission, at: submissionVersion, attempt: attempt, reason: "App Store Server API: \(failure)", with: [], citedDocuments: [],
+                    metadata: metadata)
+            }
+            let read = TransactionHistoryRead(
+                submissionId: submission.submissionId, environment: environment.rawValue, transactionId: anchor,
+                transactionCount: transactions.count, documentSha256List: pages.map(\.name))
+            guard let bundle = transactions.first?.bundleId else {
+                return try await close(submission, at: submissionVersion, with: [.transactionHistoryRead(read), .deliveryRejected(DeliveryRejected(
+                    submissionId: submission.submissionId, userId: submission.userId, code: .transactionNotInReceipt,
+                    message: "Apple's history of the account lists no purchase"))], citedDocuments: pages.map(\.statement), metadata: metadata)
+            }
+            let evidence = Evidence(bundleId: bundle, environment: environment.rawValue, entries: transactions.map { EvidenceEntry(signed: $0) })
+            return try await decideAndRecord(
+                submission, evidence: evidence, submissionVersion: submissionVersion, leadingEvents: [.transactionHistoryRead(read)],
+                citedDocuments: pages.map(\.statement), metadata: metadata,
+                decider: { PurchaseDecider.decideRestore($0, evidence: $1, context: $2) })
+        }
+        return try await close(submission, at: submissionVersion, with: [.deliveryRejected(DeliveryRejected(
+            submissionId: submission.submissionId, userId: submission.userId, code: .receiptInvalid,
+            message: "Apple knows no transaction \(anchor)"))], citedDocuments: [], metadata: metadata)
+    }
+}
