@@ -25,7 +25,7 @@ public struct Evidence: Sendable, Hashable {
 
     /// Adds an entry, or completes the one with the same transaction id: a date or flag that one
     /// copy has and the other lacks is kept, and a device purchase stays one.
-    mutating func merge(_ entry: EvidenceEntry) {
+    public mutating func merge(_ entry: EvidenceEntry) {
         guard let index = entries.firstIndex(where: { $0.transactionId == entry.transactionId }) else {
             entries.append(entry)
             return

@@ -79,6 +79,24 @@ extension PurchaseService {
         }
     }
 
+    /// Records what Apple's answer to a question shows of transactions already in the ledger
+    /// (renewals, refunds, subscription state), by the rules a notification's evidence follows,
+    /// with the answer's `document` in the same transaction. Evidence for another app changes nothing.
+    func recordObservation(_ evidence: Evidence, source: String, citing document: SQL) async throws {
+        guard AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil else { return }
+        for attempt in 1...8 {
+            let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
+            let effects = PurchaseDecider.observe(evidence, source: source, context: context)
+            guard !effects.isEmpty else { return }
+            do {
+                try await log.append(effects, metadata: RequestMetadata(actor: "reconcile"), alongside: [document])
+                return
+            } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
+                continue
+            }
+        }
+    }
+
     /// Appends the notification and what it shows, with its body (`document`) in the same transaction.
     private func recordNotification(
         _ received: AppleNotificationReceived, document: SQL, evidence: Evidence?, signedAtMs: Int64?, metadata: RequestMetadata

@@ -40,6 +40,8 @@ public struct Reconciler: Sendable {
         public var seen = 0
         public var recorded = 0
         public var pages = 0
+        /// Subscriptions whose expiry passed unheard of, asked about with Get All Subscription Statuses.
+        public var subscriptionsAsked = 0
     }
 
     /// Reconciles each environment from `sinceMs` (else where the last pass ended, else as far
@@ -50,6 +52,36 @@ public struct Reconciler: Sendable {
             summaries.append(try await run(environment, sinceMs: sinceMs))
         }
         return summaries
+    }
+
+    /// Asks Apple for a subscription's status and records what it shows (renewals, refunds,
+    /// renewal state) by the same rules as a notification; the answer's document, or nil when
+    /// Apple could not say.
+    private func askStatuses(_ originalTransactionId: String, environment: AppStoreEnvironment) async throws -> (name: String, statement: SQL)? {
+        let answer: ServerAPIAnswer<SubscriptionStatusesResponse>
+        do {
+            answer = try await client.subscriptionStatuses(originalTransactionId, environment: environment)
+        } catch {
+            logger.warning("Apple's subscription status could not be read", metadata: ["original_transaction_id": "\(originalTransactionId)", "error": "\(error)"])
+            return nil
+        }
+        var evidence = Evidence(bundleId: nil, environment: environment.rawValue, entries: [])
+        for item in answer.value.data.flatMap(\.lastTransactions) {
+            guard let jws = item.signedTransactionInfo, let transaction = try? await service.signedData.verifyTransaction(jws) else { continue }
+            let signed = Evidence(signed: transaction.payload)
+            evidence.bundleId = evidence.bundleId ?? signed.bundleId
+            for entry in signed.entries { evidence.merge(entry) }
+            if let renewalJWS = item.signedRenewalInfo, let renewal = try? await service.signedData.verifyRenewalInfo(renewalJWS).payload,
+               let original = renewal.originalTransactionId {
+                evidence.renewals[original] = RenewalObservation(
+                    observedAtMs: renewal.signedDate ?? service.clock(), autoRenew: renewal.autoRenewStatus.map { $0 == 1 },
+                    autoRenewProductId: renewal.autoRenewProductId, inBillingRetry: renewal.isInBillingRetryPeriod,
+                    gracePeriodExpiresMs: renewal.gracePeriodExpiresDate)
+            }
+        }
+        let document = DocumentStore.insert(answer.body, kind: "apple_subscription_statuses")
+        try await service.recordObservation(evidence, source: "statuses:\(originalTransactionId)", citing: document.statement)
+        return document
     }
 
     private func run(_ environment: AppStoreEnvironment, sinceMs: Int64?) async throws -> Summary {
@@ -63,7 +95,9 @@ public struct Reconciler: Sendable {
         var summary = Summary(environment: environment, fromMs: from, toMs: to)
         var pages: [(name: String, statement: SQL)] = []
         var token: String?
-        repeat {
+        // Apple refuses an empty window (start not before end): nothing to page then.
+        var more = from < to
+        while more {
             let answer: ServerAPIAnswer<NotificationHistoryResponse>
             do {
                 answer = try await client.notificationHistory(
@@ -87,7 +121,15 @@ public struct Reconciler: Sendable {
                 }
             }
             token = answer.value.hasMore == true ? answer.value.paginationToken : nil
-        } while token != nil
+            more = token != nil
+        }
+        // Subscriptions whose expiry passed with neither a renewal nor an expiry heard of.
+        for (original, recorded) in try await service.reads.subscriptionsOverdue(nowMs: to) where recorded == environment.rawValue {
+            if let page = try await askStatuses(original, environment: environment) {
+                pages.append(page)
+                summary.subscriptionsAsked += 1
+            }
+        }
         let completed = ReconciliationCompleted(
             environment: environment.rawValue, fromMs: from, toMs: to, notificationsSeen: summary.seen,
             notificationsRecorded: summary.recorded, documentSha256List: pages.map(\.name))

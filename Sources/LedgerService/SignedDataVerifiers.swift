@@ -21,6 +21,10 @@ public struct SignedDataVerifiers: Sendable {
         try await verifier(for: signedPayload).verifyNotification(signedPayload: signedPayload)
     }
 
+    public func verifyRenewalInfo(_ jws: String) async throws(AppStoreError) -> Verified<SignedRenewalInfo> {
+        try await verifier(for: jws).verifyRenewalInfo(jws)
+    }
+
     /// The verifier of the environment the payload claims; that verifier checks the claim.
     private func verifier(for jws: String) -> SignedDataVerifier {
         SignedDataVerifier.claimedEnvironment(of: jws) == .sandbox ? sandbox : production

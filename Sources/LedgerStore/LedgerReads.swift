@@ -155,6 +155,24 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - Subscriptions to ask Apple about
+
+    /// Subscriptions whose every known period ended before `nowMs`, none refunded, while the
+    /// newest renewal information (if any) still said they would renew: a renewal or an expiry
+    /// the ledger should have heard of and did not. With each, its environment.
+    public func subscriptionsOverdue(nowMs: Int64, limit: Int = 500) async throws -> [(originalTransactionId: String, environment: String)] {
+        try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT e.original_transaction_id, min(e.environment) FROM projection_subscription_entries e
+                LEFT JOIN projection_subscription_renewals r ON r.original_transaction_id = e.original_transaction_id
+                WHERE r.auto_renew IS DISTINCT FROM false
+                GROUP BY e.original_transaction_id
+                HAVING max(e.expires_date_ms) < \(nowMs) AND bool_and(e.cancellation_date_ms IS NULL)
+                ORDER BY max(e.expires_date_ms) LIMIT \(Int64(limit))
+                """).map { (try $0.decode(0), try $0.decode(1)) }
+        }
+    }
+
     // MARK: - Refund requests
 
     /// CONSUMPTION_REQUEST notifications the ledger has neither answered nor withheld an answer

@@ -35,6 +35,22 @@ struct ConnectionRefusalTests {
 
     @Test("refused, a connection fails at once; accepted again, the same port answers as before")
     func refuseThenAccept() async throws {
+        // Under a full parallel run another socket now and then takes the port in the moment
+        // between the server's stop and the hold (EADDRINUSE for the whole 10 s deadline, seen in
+        // CI about one run in four, cause not found): that is the test machine's race, not the
+        // behaviour under test, so the scenario is played again on a fresh port. Every check
+        // below still has to pass on the port it runs on.
+        for attempt in 1...3 {
+            do {
+                try await refuseThenAcceptOnce()
+                return
+            } catch let error as SimulatorError where error.code == .portUnavailable && attempt < 3 {
+                continue
+            }
+        }
+    }
+
+    func refuseThenAcceptOnce() async throws {
         try await SimulatorHarness.withServer(port: try LoopbackPort.freeOutsideEphemeralRange()) { running in
             let receipt = try await VerifyReceiptClientOverHTTPTests.productionReceipt(running.simulator)
             #expect(try await SimulatorHarness.client(running).verify(receiptData: receipt).verdict == .valid)

@@ -56,6 +56,29 @@ struct AskingAppleTests {
         }
     }
 
+    @Test("a renewal the ledger never heard of is found by asking Apple for the subscription's status once its expiry passed")
+    func reconcileAsksStatusesOfOverdueSubscriptions() async throws {
+        try await LedgerHarness.with(askApple: true) { ledger in
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u-sub", product: "com.example.pro.monthly", appleId: "apple-sub")
+            #expect(try await ledger.submit(user: "u-sub", purchase: purchase).outcome == "delivered")
+            let original = purchase.transaction.originalTransactionId
+            let before = try await ledger.get("/v1/subscriptions/\(original)")
+            let firstExpiry = before.json["expires_at"] as? String
+            // Renewed while the endpoint was down, and history is not asked that far back.
+            ledger.simulator.notificationURL = "http://127.0.0.1:9/v1/notifications/apple"
+            let now = try await ledger.simulator.advance(days: 32)
+            let summaries = try await Self.reconciler(ledger).run(sinceMs: now)
+            #expect(summaries.map(\.recorded).reduce(0, +) == 0, "history from now on holds nothing")
+            #expect(summaries.map(\.subscriptionsAsked).reduce(0, +) == 1, "\(summaries)")
+            #expect(try await ledger.count("SubscriptionRenewalSeen") >= 1)
+            let after = try await ledger.get("/v1/subscriptions/\(original)")
+            #expect(after.json["status"] as? String == "active", "\(after.json)")
+            #expect(after.json["expires_at"] as? String != firstExpiry)
+            let again = try await Self.reconciler(ledger).run(sinceMs: now)
+            #expect(again.map(\.subscriptionsAsked).reduce(0, +) == 0, "no longer overdue")
+        }
+    }
+
     @Test("CONSUMPTION_REQUEST for a consumable of which 40% was spent: Apple receives 40000 milliunits and DELIVERED; the timeline shows it")
     func consumptionAnswered() async throws {
         try await LedgerHarness.with(askApple: true, refundPreference: "DECLINE") { ledger in
