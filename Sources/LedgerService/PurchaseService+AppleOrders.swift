@@ -22,7 +22,7 @@ public struct AppleOrderView: Sendable, Hashable {
 
 extension PurchaseService {
     /// The client, or the clear error CONTRACT.md promises when no credentials are configured.
-    func requireServerAPI() throws -> ServerAPIClient {
+    public func requireServerAPI() throws -> ServerAPIClient {
         guard let serverAPI else {
             throw LedgerServiceError(
                 .appleNotConfigured, "the ledger has no App Store Server API credentials (APPLE_ISSUER_ID, APPLE_KEY_ID, APPLE_PRIVATE_KEY)")

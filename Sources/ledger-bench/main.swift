@@ -40,6 +40,14 @@ case "flow":
         exit(2)
     }
     print(try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds))
+case "reconcile":
+    // ledger-bench reconcile NOTIFICATIONS: missed notifications recovered by one reconcile,
+    // beside the same notifications posted directly.
+    guard arguments.count == 2, let count = Int(arguments[1]), let conninfo = environment["DATABASE_URL"] else {
+        FileHandle.standardError.write(Data("usage: ledger-bench reconcile NOTIFICATIONS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    print(try await ReconcileBench.run(conninfo: conninfo, notifications: count))
 case "flow-floor":
     // ledger-bench flow-floor CLIENTS SECONDS: the flow's HTTP parts alone, no database.
     guard arguments.count == 3, let clients = Int(arguments[1]), let seconds = Double(arguments[2]) else {
