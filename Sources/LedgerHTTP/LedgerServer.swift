@@ -107,7 +107,8 @@ public struct LedgerServer: Sendable {
             store: store, configuration: configuration.ledger,
             verifyReceipt: VerifyReceiptClient(
                 configuration: configuration.verifyReceipt, transport: HTTPVerifyReceiptTransport(httpClient: httpClient), logger: logger),
-            signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
+            signedData: SignedDataVerifiers(
+                rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId),
             serverAPI: serverAPI, logger: logger, clock: configuration.clock ?? { Millis.now() },
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")

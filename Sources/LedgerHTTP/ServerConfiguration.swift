@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     /// The ledger's "now" in milliseconds since 1970 (subscription status, order times); nil:
     /// the wall clock. Tests set the simulator's clock, so Apple's dates and ours agree.
     public var clock: (@Sendable () -> Int64)?
+    /// `APPLE_APP_APPLE_ID`: the app's numeric Apple id, checked in production signed data.
+    public var appAppleId: Int64?
     /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
     public var serverAPI: ServerAPIConfiguration?
 
@@ -61,6 +63,10 @@ public struct ServerConfiguration: Sendable {
             host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
             ledger: try LedgerConfiguration(environment: environment), verifyReceipt: VerifyReceiptConfiguration(environment: environment),
             rootCertificates: roots, catalogFile: environment["LEDGER_CATALOG"].flatMap { $0.isEmpty ? nil : $0 })
+        if let text = environment["APPLE_APP_APPLE_ID"], !text.isEmpty {
+            guard let id = Int64(text) else { throw LedgerServiceError(.invalidConfiguration, "APPLE_APP_APPLE_ID is a number, not \(text)") }
+            appAppleId = id
+        }
         do {
             serverAPI = try ServerAPIConfiguration.fromEnvironment(environment)
         } catch {

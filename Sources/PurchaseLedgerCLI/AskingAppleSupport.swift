@@ -31,7 +31,8 @@ extension DatabaseOptions {
                 let service = PurchaseService(
                     store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
                     verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, logger: logger),
-                    signedData: SignedDataVerifiers(rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId),
+                    signedData: SignedDataVerifiers(
+                        rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId),
                     serverAPI: client, logger: logger)
                 return try await body(service, client)
             }

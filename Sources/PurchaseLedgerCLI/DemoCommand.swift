@@ -1,5 +1,7 @@
+import AppStoreClient
 import AppleSimulator
 import ArgumentParser
+import Crypto
 import EventStore
 import Foundation
 import LedgerHTTP
@@ -63,6 +65,10 @@ struct DemoCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: catalogFile) }
         var appleConfiguration = AppleSimulator.Configuration()
         appleConfiguration.bundleId = DemoScript.bundleId
+        // A key pair of the demo's own: the simulator checks every Server API token against it.
+        let key = P256.Signing.PrivateKey().pemRepresentation
+        appleConfiguration.serverAPI = try ServerAPIAuthentication(
+            privateKeyPEM: key, issuerId: "demo-issuer", keyId: "DEMOKEY001", bundleId: DemoScript.bundleId)
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: serve ? 8080 : 0, conninfo: conninfo,
@@ -73,6 +79,10 @@ struct DemoCommand: AsyncParsableCommand {
             workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path)
         let simulator = apple.simulator
         configuration.clock = { simulator.nowMilliseconds }
+        configuration.serverAPI = ServerAPIConfiguration(
+            issuerId: "demo-issuer", keyId: "DEMOKEY001", privateKeyPEM: key, bundleId: DemoScript.bundleId, baseURL: apple.baseURL)
+        // The demo reconciles when its story says so.
+        configuration.ledger.reconcileInterval = nil
         let server: RunningLedgerServer
         do {
             server = try await LedgerServer(configuration: configuration, logger: logger).start()
@@ -82,7 +92,13 @@ struct DemoCommand: AsyncParsableCommand {
         }
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
         do {
-            let refunded = try await DemoScript(ledger: server.baseURL, simulator: apple.simulator).play()
+            let script = DemoScript(ledger: server.baseURL, simulator: apple.simulator)
+            let refunded = try await script.play()
+            let service = server.service
+            try await script.playAskingApple {
+                let summaries = try await Reconciler(service: service, client: try service.requireServerAPI(), logger: logger).run()
+                return summaries.map(\.recorded).reduce(0, +)
+            }
             try await report(conninfo: conninfo, refunded: refunded, logger: logger)
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
