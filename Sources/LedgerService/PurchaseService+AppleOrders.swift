@@ -38,9 +38,12 @@ extension PurchaseService {
         // The two environments the Server API serves (Xcode and local testing have none).
         for environment in [AppStoreEnvironment.production, .sandbox] {
             let answer: ServerAPIAnswer<OrderLookupResponse>
-            do {
+            do throws(ServerAPIError) {
                 answer = try await client.lookUpOrder(orderId, environment: environment)
             } catch {
+                // Apple refusing the id itself (4xx) says it knows no such order; only an Apple
+                // that cannot answer now is unavailable.
+                if error.kind == .refused { continue }
                 throw LedgerServiceError(.appleUnavailable, "Apple's order look-up: \(error)")
             }
             guard answer.value.status == 0, !answer.value.signedTransactions.isEmpty else { continue }

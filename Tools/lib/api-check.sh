@@ -16,6 +16,10 @@ pl_api_check() {
 ]}
 JSON
   DATABASE_URL="$url" "$bin" migrate >&2
+  # An App Store Server API key of the check's own, which the simulator verifies every token
+  # against: the routes that ask Apple answer from the simulator, as they would from Apple.
+  openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
+  export APPLE_ISSUER_ID=api-check-issuer APPLE_KEY_ID=APICHECK01 APPLE_PRIVATE_KEY="$work/key.p8" APPLE_BUNDLE_ID=com.example.app
   "$bin" apple-simulator --address 127.0.0.1:18090 --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
   sim=$!
   # serve reads the simulator's root at start: wait until it is written.
@@ -26,7 +30,7 @@ JSON
   DATABASE_URL="$url" LEDGER_API_TOKENS="$tokens" APPLE_BUNDLE_ID=com.example.app LEDGER_CATALOG="$work/catalog.json" \
     APPLE_VERIFY_RECEIPT_PRODUCTION_URL=http://127.0.0.1:18090/production/verifyReceipt \
     APPLE_VERIFY_RECEIPT_SANDBOX_URL=http://127.0.0.1:18090/sandbox/verifyReceipt \
-    APPLE_ROOT_CERTIFICATES="$work/root.der" LOG_LEVEL=warning \
+    APPLE_ROOT_CERTIFICATES="$work/root.der" APPLE_SERVER_API_URL=http://127.0.0.1:18090 LEDGER_RECONCILE_INTERVAL=0 LOG_LEVEL=warning \
     "$bin" serve --address 127.0.0.1:18080 >"$work/server.log" 2>&1 &
   srv=$!
   for i in $(seq 300); do
@@ -41,6 +45,7 @@ JSON
     echo "schemathesis found failures; the server's log:" >&2
     tail -50 "$work/server.log" >&2
   fi
+  unset APPLE_ISSUER_ID APPLE_KEY_ID APPLE_PRIVATE_KEY APPLE_BUNDLE_ID
   rm -rf "$work"
   return "$status"
 }
