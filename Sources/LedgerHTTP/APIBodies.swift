@@ -63,6 +63,15 @@ enum APIBodies {
         return try identifier(decoded, field)
     }
 
+    /// Checks `signed_transaction` is StoreKit's `jwsRepresentation` in shape (three base64url
+    /// parts joined by dots); its signature is verified later.
+    static func requireCompactJWS(_ jws: String) throws {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=" } }) else {
+            throw APIError.invalidRequest("signed_transaction must be StoreKit's jwsRepresentation: three base64url parts joined by dots")
+        }
+    }
+
     static func identifier(_ value: String, _ field: String) throws -> String {
         guard (1...200).contains(value.count), value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value != 0x7F }) else {
             throw APIError.invalidRequest("\(field) must be 1 to 200 printable characters without spaces")

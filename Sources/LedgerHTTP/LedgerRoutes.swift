@@ -91,10 +91,7 @@ struct LedgerRoutes: Sendable {
         let body = try await APIBodies.decode(APIBodies.SubmitTransaction.self, from: request)
         let user = try APIBodies.identifier(body.userId, "user_id")
         let order = try body.orderId.map { try APIBodies.identifier($0, "order_id") }
-        let parts = body.signedTransaction.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=" } }) else {
-            throw APIError.invalidRequest("signed_transaction must be StoreKit's jwsRepresentation: three base64url parts joined by dots")
-        }
+        try APIBodies.requireCompactJWS(body.signedTransaction)
         let outcome = try await service.submitSignedTransaction(
             userId: user, signedTransaction: body.signedTransaction, orderId: order,
             idempotencyKey: try idempotencyKey(request, context, route: "transactions"), metadata: metadata(request, context))
@@ -133,10 +130,7 @@ struct LedgerRoutes: Sendable {
         let proof: String
         switch (body.signedTransaction, body.transactionId) {
         case (let jws?, nil):
-            let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "=" } }) else {
-                throw APIError.invalidRequest("signed_transaction must be StoreKit's jwsRepresentation: three base64url parts joined by dots")
-            }
+            try APIBodies.requireCompactJWS(jws)
             proof = jws
         case (nil, let id?):
             let id = try APIBodies.identifier(id, "transaction_id")

@@ -25,13 +25,7 @@ enum FlowBench {
         var logger = Logger(label: "bench.flow")
         logger.logLevel = .error
         // A schema of this round's own: the simulator's ids start afresh in every process.
-        let schema = "flow_" + UUID().uuidString.prefix(8).lowercased()
-        let admin = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
-        try await admin.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
-        await admin.close()
-        let schemaConninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: conninfo)
-        let pool = ConnectionPool(conninfo: schemaConninfo, maxConnections: 2, logger: logger)
-        try await Migrator().migrate(pool: pool, logger: logger)
+        let (schemaConninfo, pool) = try await migratedSchema("flow", conninfo: conninfo, logger: logger)
 
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
         let server = try await LedgerServer(
@@ -101,6 +95,18 @@ enum FlowBench {
         _ = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else { throw BenchError("a receipt was answered \(response.status.code)") }
     }
+}
+
+/// A new schema named `prefix_…`, migrated: its conninfo and a pool on it.
+func migratedSchema(_ prefix: String, conninfo: String, logger: Logger) async throws -> (conninfo: String, pool: ConnectionPool) {
+    let schema = prefix + "_" + UUID().uuidString.prefix(8).lowercased()
+    let admin = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
+    try await admin.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
+    await admin.close()
+    let schemaConninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: conninfo)
+    let pool = ConnectionPool(conninfo: schemaConninfo, maxConnections: 2, logger: logger)
+    try await Migrator().migrate(pool: pool, logger: logger)
+    return (schemaConninfo, pool)
 }
 
 struct BenchError: Error, CustomStringConvertible {

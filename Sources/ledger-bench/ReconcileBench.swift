@@ -33,13 +33,7 @@ enum ReconcileBench {
         let notifications = apple.simulator.sentNotifications.filter { $0.version == .v2 }.map(\.body)
 
         func ledger() async throws -> (RunningLedgerServer, ConnectionPool) {
-            let schema = "reconcile_" + UUID().uuidString.prefix(8).lowercased()
-            let admin = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
-            try await admin.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
-            await admin.close()
-            let schemaConninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: conninfo)
-            let pool = ConnectionPool(conninfo: schemaConninfo, maxConnections: 2, logger: logger)
-            try await Migrator().migrate(pool: pool, logger: logger)
+            let (schemaConninfo, pool) = try await migratedSchema("reconcile", conninfo: conninfo, logger: logger)
             var server = ServerConfiguration(
                 host: "127.0.0.1", port: 0, conninfo: schemaConninfo, tokens: try APITokens(parsing: "\(FlowBench.token):app"),
                 ledger: LedgerConfiguration(bundleId: "com.example.app"),
