@@ -1,5 +1,6 @@
 import AppleSimulator
 import AppStore
+import AppStoreClient
 import Foundation
 import Ledger
 @testable import LedgerService
@@ -182,6 +183,22 @@ struct AskingAppleTests {
             let answer = try await ledger.request(.POST, "/v1/users/u-restore-2/restore", body: try Self.json(["transaction_id": ads.transactionId]))
             #expect(answer.status == 202, "\(answer.json)")
             try await ledger.eventually("the worker restored it", within: .seconds(60)) { try await ledger.count("PurchaseDelivered") == 1 }
+        }
+    }
+
+    @Test("a Server API call that times out is tried again after a backoff, and the time-out is kept as an attempt")
+    func timeoutRetried() async throws {
+        try await LedgerHarness.with(askApple: true) { ledger in
+            let (_, purchase) = try await ledger.orderAndBuy(user: "u-slow", product: "com.example.removeads", appleId: "apple-slow")
+            var configuration = try #require(ledger.server.service.serverAPI).configuration
+            configuration.timeout = .milliseconds(500)
+            configuration.maximumAttempts = 3
+            let client = try await ServerAPIClient(configuration: configuration)
+            ledger.simulator.failNextServerAPICalls(1, with: .normal, delay: .seconds(3), endpoint: .orderLookup)
+            let answer = try await client.lookUpOrder(purchase.orderId, environment: .production)
+            #expect(answer.value.status == 0)
+            #expect(answer.attempts.map(\.failure) == ["timeout", nil])
+            #expect(answer.attempts.first?.httpStatus == nil)
         }
     }
 
