@@ -158,3 +158,15 @@ extension EvidenceEntry {
             isFamilyShared: t.inAppOwnershipType == .familyShared)
     }
 }
+
+extension Evidence {
+    /// Adds what a verified signed renewal info shows of its subscription (notifications v2 and
+    /// Get All Subscription Statuses), observed at its `signedDate`, else at `fallbackMs`.
+    public mutating func observe(_ renewal: SignedRenewalInfo, fallbackMs: Int64) {
+        guard let original = renewal.originalTransactionId else { return }
+        renewals[original] = RenewalObservation(
+            observedAtMs: renewal.signedDate ?? fallbackMs, autoRenew: renewal.autoRenewStatus.map { $0 == 1 },
+            autoRenewProductId: renewal.autoRenewProductId, inBillingRetry: renewal.isInBillingRetryPeriod,
+            gracePeriodExpiresMs: renewal.gracePeriodExpiresDate)
+    }
+}

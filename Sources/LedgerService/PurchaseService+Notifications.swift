@@ -45,12 +45,7 @@ extension PurchaseService {
                 receivedAtMs: clock())
             evidence = transaction.map { transaction in
                 var evidence = Evidence(signed: transaction)
-                if let renewal = verified.renewalInfo?.payload, let original = renewal.originalTransactionId {
-                    evidence.renewals[original] = RenewalObservation(
-                        observedAtMs: renewal.signedDate ?? payload.signedDate ?? 0, autoRenew: renewal.autoRenewStatus.map { $0 == 1 },
-                        autoRenewProductId: renewal.autoRenewProductId, inBillingRetry: renewal.isInBillingRetryPeriod,
-                        gracePeriodExpiresMs: renewal.gracePeriodExpiresDate)
-                }
+                if let renewal = verified.renewalInfo?.payload { evidence.observe(renewal, fallbackMs: payload.signedDate ?? 0) }
                 return evidence
             }
         } else {

@@ -84,26 +84,23 @@ extension PurchaseService {
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: submission.userId, orderId: submission.orderId,
             transactionId: submission.transactionId, kind: kind, documentSha256: proof.name, submittedAtMs: clock())
-        func earlier() async throws -> SubmissionOutcome? {
-            guard let key = idempotencyKey, let (_, event) = try await reads.event(idempotencyKey: key.stored) else { return nil }
-            guard case .receiptSubmitted(let first) = event, first.userId == submitted.userId, first.orderId == submitted.orderId,
-                  first.documentSha256 == submitted.documentSha256, first.kind == submitted.kind,
-                  kind == .signedTransaction || first.transactionId == submitted.transactionId else {
-                throw LedgerServiceError(.idempotencyConflict, "Idempotency-Key \(key.text) was used before for another request")
+        // `.some(nil)`: recorded now; `.some(answer)`: the first request's answer.
+        let first: SubmissionOutcome?? = try await once(
+            key: idempotencyKey?.stored, naming: "Idempotency-Key \(idempotencyKey?.text ?? "")",
+            earlier: { event -> SubmissionOutcome?? in
+                guard case .receiptSubmitted(let first) = event, first.userId == submitted.userId, first.orderId == submitted.orderId,
+                      first.documentSha256 == submitted.documentSha256, first.kind == submitted.kind,
+                      kind == .signedTransaction || first.transactionId == submitted.transactionId else { return nil }
+                let original = Submission(submissionId: first.submissionId, userId: first.userId, orderId: first.orderId, transactionId: first.transactionId)
+                return .some(try await settledOutcome(of: original, after: 1) ?? .pending(retryAfterSeconds: configuration.retry.clientRetryAfterSeconds))
             }
-            let original = Submission(submissionId: first.submissionId, userId: first.userId, orderId: first.orderId, transactionId: first.transactionId)
-            return try await settledOutcome(of: original, after: 1) ?? .pending(retryAfterSeconds: configuration.retry.clientRetryAfterSeconds)
-        }
-        if let answer = try await earlier() { return answer }
-        do {
+        ) {
             try await log.append(
                 [LedgerAppend(stream: Streams.submission(submission.submissionId), expectation: .noStream, events: [.receiptSubmitted(submitted)])],
                 metadata: metadata, alongside: [proof.statement], idempotencyKey: idempotencyKey?.stored)
-        } catch EventStoreError.Code.idempotencyConflict {
-            if let answer = try await earlier() { return answer }
-            throw LedgerServiceError(.busy, "Idempotency-Key \(idempotencyKey?.text ?? "") is being used by another request; ask again")
+            return .some(nil)
         }
-        return nil
+        return first ?? nil
     }
 
     /// Asks Apple about a recorded receipt and records every attempt and the outcome, the

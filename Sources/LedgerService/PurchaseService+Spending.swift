@@ -18,40 +18,34 @@ extension PurchaseService {
     ) async throws -> BalanceSpent {
         try await mappingDatabaseErrors {
             let key = "spend:\(userId.utf8.count):\(userId):\(spendId)"
-            func earlier() async throws -> BalanceSpent? {
-                guard let (_, event) = try await reads.event(idempotencyKey: key) else { return nil }
-                guard case .balanceSpent(let first) = event, first.unit == unit, first.amount == amount, first.reason == reason else {
-                    throw LedgerServiceError(.idempotencyConflict, "spend_id \(spendId) was used before for another spend")
-                }
+            return try await once(key: key, naming: "spend_id \(spendId)", earlier: { event in
+                guard case .balanceSpent(let first) = event, first.unit == unit, first.amount == amount, first.reason == reason else { return nil }
                 return first
-            }
-            if let first = try await earlier() { return first }
-            let stream = Streams.wallet(userId: userId, unit: unit)
-            // Each lost race means another spend of this wallet committed: bounded by how many
-            // callers spend from one wallet at once.
-            for attempt in 1...256 {
-                let (wallet, version) = try await reads.wallet(userId: userId, unit: unit)
-                guard let shares = wallet.attributions(for: amount) else {
-                    throw LedgerServiceError(
-                        .insufficientBalance, "user \(userId) has \(wallet.balance) \(unit), fewer than the \(amount) to spend")
+            }) {
+                let stream = Streams.wallet(userId: userId, unit: unit)
+                // Each lost race means another spend of this wallet committed: bounded by how
+                // many callers spend from one wallet at once.
+                for attempt in 1...256 {
+                    let (wallet, version) = try await reads.wallet(userId: userId, unit: unit)
+                    guard let shares = wallet.attributions(for: amount) else {
+                        throw LedgerServiceError(
+                            .insufficientBalance, "user \(userId) has \(wallet.balance) \(unit), fewer than the \(amount) to spend")
+                    }
+                    let spent = BalanceSpent(
+                        userId: userId, unit: unit, amount: amount, spendId: spendId, reason: reason, balanceAfter: wallet.balance - amount,
+                        attributions: shares, spentAtMs: clock())
+                    do {
+                        try await log.append(
+                            [LedgerAppend(stream: stream, expectation: version == 0 ? .noStream : .exactly(version), events: [.balanceSpent(spent)])],
+                            metadata: metadata, idempotencyKey: key)
+                        return spent
+                    } catch EventStoreError.Code.wrongExpectedVersion {
+                        // A little jitter, growing, so the losers of one race do not meet again at once.
+                        try await Task.sleep(for: .microseconds(Int.random(in: 0...(200 * min(attempt, 20)))))
+                    }
                 }
-                let spent = BalanceSpent(
-                    userId: userId, unit: unit, amount: amount, spendId: spendId, reason: reason, balanceAfter: wallet.balance - amount,
-                    attributions: shares, spentAtMs: clock())
-                do {
-                    try await log.append(
-                        [LedgerAppend(stream: stream, expectation: version == 0 ? .noStream : .exactly(version), events: [.balanceSpent(spent)])],
-                        metadata: metadata, idempotencyKey: key)
-                    return spent
-                } catch EventStoreError.Code.wrongExpectedVersion {
-                    // A little jitter, growing, so the losers of one race do not meet again at once.
-                    try await Task.sleep(for: .microseconds(Int.random(in: 0...(200 * min(attempt, 20)))))
-                } catch EventStoreError.Code.idempotencyConflict {
-                    // The same spend_id committed meanwhile, from another request.
-                    if let first = try await earlier() { return first }
-                }
+                throw LedgerServiceError(.busy, "the balance of user \(userId) is being spent by many requests at once; ask again")
             }
-            throw LedgerServiceError(.busy, "the balance of user \(userId) is being spent by many requests at once; ask again")
         }
     }
 

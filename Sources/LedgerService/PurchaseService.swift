@@ -55,31 +55,23 @@ public final class PurchaseService: Sendable {
         userId: String, productId: String, quantity: Int64, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
     ) async throws -> OrderCreated {
         try await mappingDatabaseErrors {
-            func earlier() async throws -> OrderCreated? {
-                guard let key = idempotencyKey, let (_, event) = try await reads.event(idempotencyKey: key.stored) else { return nil }
-                guard case .orderCreated(let order) = event, order.userId == userId, order.productId == productId, order.quantity == quantity else {
-                    throw LedgerServiceError(.idempotencyConflict, "Idempotency-Key \(key.text) was used before for another request")
-                }
+            try await once(key: idempotencyKey?.stored, naming: "Idempotency-Key \(idempotencyKey?.text ?? "")", earlier: { event in
+                guard case .orderCreated(let order) = event, order.userId == userId, order.productId == productId, order.quantity == quantity
+                else { return nil }
                 return order
-            }
-            if let order = try await earlier() { return order }
-            let catalog = try await reads.catalog()
-            guard catalog[productId] != nil else {
-                throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog")
-            }
-            let order = OrderCreated(
-                orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
-                appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock())
-            do {
+            }) {
+                let catalog = try await reads.catalog()
+                guard catalog[productId] != nil else {
+                    throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog")
+                }
+                let order = OrderCreated(
+                    orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
+                    appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock())
                 try await log.append(
                     [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
                     metadata: metadata, idempotencyKey: idempotencyKey?.stored)
-            } catch EventStoreError.Code.idempotencyConflict {
-                // The same key raced in from a second request and won: answer what it recorded.
-                if let order = try await earlier() { return order }
-                throw LedgerServiceError(.busy, "Idempotency-Key \(idempotencyKey?.text ?? "") is being used by another request; ask again")
+                return order
             }
-            return order
         }
     }
 

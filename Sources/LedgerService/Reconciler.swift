@@ -71,12 +71,8 @@ public struct Reconciler: Sendable {
             let signed = Evidence(signed: transaction.payload)
             evidence.bundleId = evidence.bundleId ?? signed.bundleId
             for entry in signed.entries { evidence.merge(entry) }
-            if let renewalJWS = item.signedRenewalInfo, let renewal = try? await service.signedData.verifyRenewalInfo(renewalJWS).payload,
-               let original = renewal.originalTransactionId {
-                evidence.renewals[original] = RenewalObservation(
-                    observedAtMs: renewal.signedDate ?? service.clock(), autoRenew: renewal.autoRenewStatus.map { $0 == 1 },
-                    autoRenewProductId: renewal.autoRenewProductId, inBillingRetry: renewal.isInBillingRetryPeriod,
-                    gracePeriodExpiresMs: renewal.gracePeriodExpiresDate)
+            if let renewalJWS = item.signedRenewalInfo, let renewal = try? await service.signedData.verifyRenewalInfo(renewalJWS).payload {
+                evidence.observe(renewal, fallbackMs: service.clock())
             }
         }
         let document = DocumentStore.insert(answer.body, kind: "apple_subscription_statuses")

@@ -84,37 +84,10 @@ public final class RetryWorker: Sendable {
     }
 
     private func resolve(_ submitted: ReceiptSubmitted) async throws {
-        let id = submitted.submissionId
-        let submission = Submission(submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId)
-        guard let document = try await service.documents.get(submitted.documentSha256) else {
-            logger.critical("the proof of an undecided submission is missing from documents", metadata: ["submission_id": "\(id)"])
-            return
-        }
-        let metadata = RequestMetadata(actor: "retry-worker")
-        let outcome: SubmissionOutcome
-        switch submitted.kind {
-        case .receipt:
-            outcome = try await service.verify(
-                submission, receiptData: String(decoding: document, as: UTF8.self), attempt: 1, submissionVersion: 1, metadata: metadata)
-        case .signedTransaction:
-            let verified: Verified<SignedTransaction>
-            do throws(AppStoreError) {
-                verified = try await service.signedData.verifyTransaction(String(decoding: document, as: UTF8.self))
-            } catch {
-                outcome = try await service.rejectSigned(submission, because: error, metadata: metadata)
-                break
-            }
-            outcome = try await service.decideSigned(submission, verified.payload, metadata: metadata)
-        case .restore:
-            outcome = try await service.restore(
-                submission, proof: String(decoding: document, as: UTF8.self), attempt: 1, submissionVersion: 1,
-                client: try service.requireServerAPI(), metadata: metadata)
-        case .imported:
-            // Imports record a line and its decision in one COPY: never undecided.
-            logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])
-            return
-        }
-        logger.notice("decided a submission its request left undecided", metadata: ["submission_id": "\(id)", "outcome": "\(outcome.label)"])
+        guard let outcome = try await service.resume(submitted, attempt: 1, at: 1, metadata: RequestMetadata(actor: "retry-worker")) else { return }
+        logger.notice("decided a submission its request left undecided", metadata: [
+            "submission_id": "\(submitted.submissionId)", "outcome": "\(outcome.label)",
+        ])
     }
 
     private func retry(_ item: LedgerReads.PendingVerification) async throws {
@@ -124,21 +97,9 @@ public final class RetryWorker: Sendable {
             logger.error("pending submission without ReceiptSubmitted", metadata: ["submission_id": "\(id)"])
             return
         }
-        guard let document = try await service.documents.get(submitted.documentSha256) else {
-            logger.critical("the receipt of a pending submission is missing from documents", metadata: ["submission_id": "\(id)"])
-            return
-        }
-        let submission = Submission(
-            submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId)
-        let proof = String(decoding: document, as: UTF8.self)
-        let metadata = RequestMetadata(actor: "retry-worker")
-        let outcome = submitted.kind == .restore
-            ? try await service.restore(
-                submission, proof: proof, attempt: item.pending.attempt + 1, submissionVersion: item.streamVersion,
-                client: try service.requireServerAPI(), metadata: metadata)
-            : try await service.verify(
-                submission, receiptData: proof, attempt: item.pending.attempt + 1, submissionVersion: item.streamVersion, metadata: metadata)
-        logger.info("retried a pending receipt", metadata: [
+        guard let outcome = try await service.resume(
+            submitted, attempt: item.pending.attempt + 1, at: item.streamVersion, metadata: RequestMetadata(actor: "retry-worker")) else { return }
+        logger.info("retried a pending submission", metadata: [
             "submission_id": "\(id)", "attempt": "\(item.pending.attempt + 1)", "outcome": "\(outcome.label)",
         ])
     }

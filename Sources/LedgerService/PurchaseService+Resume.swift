@@ -1,0 +1,40 @@
+import AppStore
+import Foundation
+import Ledger
+import LedgerStore
+
+extension PurchaseService {
+    /// Carries a recorded submission on from where its stream stands (`version`), as its
+    /// request would have: a receipt or a restore asks Apple (again, for `attempt` > 1), a
+    /// signed transaction is verified and decided. The retry worker's one way back into the
+    /// flow, for abandoned submissions and pending ones alike. Nil when it cannot go on: an
+    /// import (decided in its own COPY), or a proof missing from documents (logged).
+    func resume(_ submitted: ReceiptSubmitted, attempt: Int, at version: Int64, metadata: RequestMetadata) async throws -> SubmissionOutcome? {
+        let id = submitted.submissionId
+        guard submitted.kind != .imported else {
+            logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])
+            return nil
+        }
+        guard let document = try await documents.get(submitted.documentSha256) else {
+            logger.critical("the proof of a recorded submission is missing from documents", metadata: ["submission_id": "\(id)"])
+            return nil
+        }
+        let proof = String(decoding: document, as: UTF8.self)
+        let submission = Submission(submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId)
+        switch submitted.kind {
+        case .receipt, .imported:
+            return try await verify(submission, receiptData: proof, attempt: attempt, submissionVersion: version, metadata: metadata)
+        case .restore:
+            return try await restore(
+                submission, proof: proof, attempt: attempt, submissionVersion: version, client: try requireServerAPI(), metadata: metadata)
+        case .signedTransaction:
+            let verified: Verified<SignedTransaction>
+            do throws(AppStoreError) {
+                verified = try await signedData.verifyTransaction(proof)
+            } catch {
+                return try await rejectSigned(submission, because: error, metadata: metadata)
+            }
+            return try await decideSigned(submission, verified.payload, metadata: metadata)
+        }
+    }
+}
