@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Ledger", targets: ["Ledger"]),
         .library(name: "LedgerStore", targets: ["LedgerStore"]),
         .library(name: "LedgerService", targets: ["LedgerService"]),
+        .library(name: "LedgerConsole", targets: ["LedgerConsole"]),
         .library(name: "LedgerHTTP", targets: ["LedgerHTTP"]),
     ],
     dependencies: [
@@ -34,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -123,15 +127,34 @@ let package = Package(
             name: "LedgerService",
             dependencies: [
                 "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The web console for finance and support (server-rendered HTML, sessions, CSRF): the
+        // read models and reports the API serves, shown to people. Knows nothing of tokens'
+        // storage or the API's routes; LedgerHTTP mounts it.
+        .target(
+            name: "LedgerConsole",
+            dependencies: [
+                "LedgerService", "LedgerStore", "Ledger", "AppStore", "Postgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Templates"), .copy("Static")]
+        ),
         .target(
             name: "LedgerHTTP",
             dependencies: [
-                "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                "LedgerConsole", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

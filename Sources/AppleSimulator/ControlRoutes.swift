@@ -74,6 +74,7 @@ struct ControlRoutes {
         registerFailures(on: control)
         registerNotifications(on: control)
         registerServerAPI(on: control)
+        registerReports(on: control)
     }
 
     private func registerSubscriptions(on control: RouterGroup<BasicRequestContext>) {

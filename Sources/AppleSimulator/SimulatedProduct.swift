@@ -45,11 +45,17 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
     public var trialDays: Int?
     /// Billing grace period in days after a failed renewal; nil: no grace period.
     public var gracePeriodDays: Int?
+    /// The SKU App Store Connect reports show for the product; nil: the product id (`reportSKU`).
+    public var sku: String?
+    /// The product's Apple ID (adamId) in App Store Connect reports; nil: one derived from the
+    /// product id (`reportAppleIdentifier`).
+    public var appleIdentifier: String?
 
     public init(
         productId: String, kind: Kind, priceMilliunits: Int64, currency: String = "USD",
         subscriptionGroup: String? = nil, groupLevel: Int? = nil, periodDays: Int? = nil,
-        periodMonths: Int? = nil, trialDays: Int? = nil, gracePeriodDays: Int? = nil
+        periodMonths: Int? = nil, trialDays: Int? = nil, gracePeriodDays: Int? = nil,
+        sku: String? = nil, appleIdentifier: String? = nil
     ) {
         self.productId = productId
         self.kind = kind
@@ -61,6 +67,8 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         self.periodMonths = periodMonths
         self.trialDays = trialDays
         self.gracePeriodDays = gracePeriodDays
+        self.sku = sku
+        self.appleIdentifier = appleIdentifier
     }
 
     /// The catalog used when none is given: the products of `CONTRACT.md`'s example plus a
@@ -82,5 +90,22 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         if let months = periodMonths { return .months(max(months, 1)) }
         if let days = periodDays { return .days(max(days, 1)) }
         return .months(1)
+    }
+
+    /// `sku`, else the product id (what most apps set as the SKU of an in-app purchase).
+    public var reportSKU: String { sku ?? productId }
+
+    /// `appleIdentifier`, else a stable 10-digit number derived from the product id: 64-bit
+    /// FNV-1a of its UTF-8 bytes, mapped into 1000000000...9999999999. The same product id gives
+    /// the same number in every run and process (Swift's `Hasher` is seeded per process, so it
+    /// cannot serve).
+    public var reportAppleIdentifier: String {
+        if let appleIdentifier { return appleIdentifier }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in productId.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return String(1_000_000_000 + hash % 9_000_000_000)
     }
 }

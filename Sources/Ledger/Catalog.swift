@@ -10,16 +10,25 @@ public struct Product: Sendable, Hashable, Codable {
     /// Apple's answer carries no price.
     public var priceMinor: Int64?
     public var currency: String?
+    /// App Store Connect's SKU and Apple ID for the product (optional): what its reports name
+    /// products by, so they can be joined to the ledger's product ids.
+    public var sku: String?
+    public var appleId: String?
 
-    public init(productId: String, kind: ProductKind, grants: [String: Int64] = [:], priceMinor: Int64? = nil, currency: String? = nil) {
+    public init(
+        productId: String, kind: ProductKind, grants: [String: Int64] = [:], priceMinor: Int64? = nil, currency: String? = nil,
+        sku: String? = nil, appleId: String? = nil
+    ) {
         self.productId = productId
         self.kind = kind
         self.grants = grants
         self.priceMinor = priceMinor
         self.currency = currency
+        self.sku = sku
+        self.appleId = appleId
     }
 
-    enum CodingKeys: String, CodingKey { case productId, kind, grants, priceMinor, currency }
+    enum CodingKeys: String, CodingKey { case productId, kind, grants, priceMinor, currency, sku, appleId }
 
     /// `grants` may be left out (owned products usually grant nothing countable).
     public init(from decoder: any Decoder) throws {
@@ -27,7 +36,14 @@ public struct Product: Sendable, Hashable, Codable {
         self.init(
             productId: try c.decode(String.self, forKey: .productId), kind: try c.decode(ProductKind.self, forKey: .kind),
             grants: try c.decodeIfPresent([String: Int64].self, forKey: .grants) ?? [:],
-            priceMinor: try c.decodeIfPresent(Int64.self, forKey: .priceMinor), currency: try c.decodeIfPresent(String.self, forKey: .currency))
+            priceMinor: try c.decodeIfPresent(Int64.self, forKey: .priceMinor), currency: try c.decodeIfPresent(String.self, forKey: .currency),
+            sku: try c.decodeIfPresent(String.self, forKey: .sku), appleId: try Self.decodeAppleId(c))
+    }
+
+    /// App Store Connect shows the Apple ID as a number; a catalog may write it either way.
+    private static func decodeAppleId(_ c: KeyedDecodingContainer<CodingKeys>) throws -> String? {
+        if let number = try? c.decodeIfPresent(Int64.self, forKey: .appleId) { return String(number) }
+        return try c.decodeIfPresent(String.self, forKey: .appleId)
     }
 }
 
@@ -65,6 +81,9 @@ public struct Catalog: Sendable, Hashable {
             if let price = product.priceMinor, price < 0 { throw CatalogError("product \(product.productId) has a negative price_minor") }
             if product.priceMinor != nil, (product.currency ?? "").count != 3 {
                 throw CatalogError("product \(product.productId) has a price_minor but no three-letter currency")
+            }
+            for (name, value) in [("sku", product.sku), ("apple_id", product.appleId)] where value?.isEmpty == true {
+                throw CatalogError("product \(product.productId) has an empty \(name)")
             }
             for (unit, amount) in product.grants where unit.isEmpty || amount <= 0 {
                 throw CatalogError("product \(product.productId) grants \(amount) of \"\(unit)\": grants are positive amounts of a named unit")

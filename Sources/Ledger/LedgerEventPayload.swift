@@ -43,6 +43,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case appleOrderLookedUp(AppleOrderLookedUp)
     case refundReversed(RefundReversed)
     case transactionHistoryRead(TransactionHistoryRead)
+    case appStoreReportImported(AppStoreReportImported)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -73,6 +74,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case AppleOrderLookedUp.eventType: self = .appleOrderLookedUp(try decode(AppleOrderLookedUp.self))
         case RefundReversed.eventType: self = .refundReversed(try decode(RefundReversed.self))
         case TransactionHistoryRead.eventType: self = .transactionHistoryRead(try decode(TransactionHistoryRead.self))
+        case AppStoreReportImported.eventType: self = .appStoreReportImported(try decode(AppStoreReportImported.self))
         default: self = .unknown(type: type)
         }
     }
@@ -104,6 +106,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .appleOrderLookedUp(let p): p
         case .refundReversed(let p): p
         case .transactionHistoryRead(let p): p
+        case .appStoreReportImported(let p): p
         case .unknown: nil
         }
     }

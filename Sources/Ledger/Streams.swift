@@ -19,4 +19,6 @@ public enum Streams {
     public static func reconciliation(environment: String) -> String { "reconciliation-\(environment)" }
     /// A user's consents to sending consumption data to Apple.
     public static func consent(userId: String) -> String { "consent-\(userId)" }
+    /// One per App Store Connect report file, named by its sha256.
+    public static func appStoreReport(_ sha256: String) -> String { "app-store-report-\(sha256)" }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import LedgerConsole
 import Foundation
 import Postgres
 
@@ -50,6 +51,16 @@ public struct APITokens: Sendable {
             if difference == 0 { found = entry }
         }
         return found
+    }
+
+    /// A token typed at the console's sign-in: its role and name when its scope has a screen.
+    public func consoleSignIn(_ token: String) -> (role: ConsoleRole, name: String)? {
+        guard let entry = authenticate(token) else { return nil }
+        switch entry.scope {
+        case .finance: return (.finance, entry.name)
+        case .support: return (.support, entry.name)
+        case .app: return nil
+        }
     }
 
     public struct TokensError: Error, CustomStringConvertible {

@@ -1,10 +1,11 @@
 import HTTPTypes
+import LedgerConsole
 import Hummingbird
 import Logging
 
 /// The context of one API request: its request id (echoed in `X-Request-ID` and in every log
 /// line of the request) and who it was authenticated as.
-public struct LedgerRequestContext: RequestContext {
+public struct LedgerRequestContext: RequestContext, ConsoleRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Taken from the request's `X-Request-ID` when it sends a usable one, else made here.
     public var requestID: String = ""

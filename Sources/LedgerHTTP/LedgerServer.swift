@@ -8,6 +8,7 @@ import Hummingbird
 import LedgerStore
 import NIOCore
 import Ledger
+import LedgerConsole
 import LedgerService
 import Logging
 import Postgres
@@ -130,12 +131,26 @@ public struct LedgerServer: Sendable {
         let routes = LedgerRoutes(
             service: service, reads: reads, authenticator: Authenticator(tokens: configuration.tokens),
             health: HealthCheck(pool: pool, worker: worker, runner: runner), metrics: metrics)
+        let tokens = configuration.tokens
+        let console: ConsoleRoutes<LedgerRequestContext>
+        do {
+            console = try await Console(
+                reads: reads, service: service, pool: pool, signIn: { tokens.consoleSignIn($0) },
+                insecureCookies: configuration.consoleInsecureCookies, commission: configuration.ledger.commission, logger: logger
+            ).routes()
+        } catch {
+            await pool.close()
+            try? await httpClient.shutdown()
+            throw error
+        }
         // Middleware goes on before the routes, so the methods per path come from a probe.
         let probe = Router(context: LedgerRequestContext.self)
         routes.register(on: probe)
+        console.register(on: probe)
         let router = Router(context: LedgerRequestContext.self)
         router.add(middleware: RequestMiddleware(metrics: metrics, allowed: AllowedMethods(probe.routes)))
         routes.register(on: router)
+        console.register(on: router)
         let application = Application(
             router: router,
             server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),

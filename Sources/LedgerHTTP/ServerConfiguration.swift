@@ -31,6 +31,9 @@ public struct ServerConfiguration: Sendable {
     public var appAppleId: Int64?
     /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
     public var serverAPI: ServerAPIConfiguration?
+    /// `LEDGER_CONSOLE_INSECURE_COOKIES=1`: the console's cookies without `Secure`, for plain
+    /// HTTP on one's own machine. Off: a console behind TLS, as in production.
+    public var consoleInsecureCookies = false
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
@@ -67,6 +70,7 @@ public struct ServerConfiguration: Sendable {
             guard let id = Int64(text) else { throw LedgerServiceError(.invalidConfiguration, "APPLE_APP_APPLE_ID is a number, not \(text)") }
             appAppleId = id
         }
+        consoleInsecureCookies = environment["LEDGER_CONSOLE_INSECURE_COOKIES"] == "1"
         do {
             serverAPI = try ServerAPIConfiguration.fromEnvironment(environment)
         } catch {

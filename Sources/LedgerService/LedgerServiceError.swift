@@ -45,7 +45,7 @@ public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvert
 
     /// Errors of the database layer that mean "PostgreSQL is not reachable now" become
     /// `databaseUnavailable`; others pass through unchanged.
-    static func mapping(_ error: any Error) -> any Error {
+    public static func mapping(_ error: any Error) -> any Error {
         if error is LedgerServiceError { return error }
         if error.isPostgresConnectionError { return LedgerServiceError(.databaseUnavailable, "PostgreSQL cannot be reached") }
         if let error = error as? PostgresError, error.code == .poolClosed || error.code == .connectionFailed {

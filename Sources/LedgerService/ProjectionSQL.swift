@@ -43,12 +43,12 @@ enum ProjectionSQL {
         let insert: SQL = """
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity)
         SELECT 'sale:' || \(sale.transactionId), 'sale', \(sale.transactionId), \(sale.originalTransactionId), \(sale.productId),
                \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
                coalesce(\(sale.applePrice?.currency)::text, p.currency),
                coalesce(\(sale.applePrice?.minorUnits)::bigint, p.price_minor * \(sale.quantity)),
-               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year)
+               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year), greatest(\(sale.quantity), 1)
         FROM (SELECT 1) AS one LEFT JOIN LATERAL (
             SELECT price_minor, currency FROM projection_revenue_prices
             WHERE product_id = \(sale.productId)
@@ -74,9 +74,9 @@ enum ProjectionSQL {
             RETURNING *)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
-               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate, \(atMs)
+               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, -gross_minor, reduced_rate, \(atMs), quantity
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)
@@ -94,9 +94,9 @@ enum ProjectionSQL {
             RETURNING *)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity)
         SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
-               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, gross_minor, reduced_rate, NULL
+               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency, gross_minor, reduced_rate, NULL, quantity
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)

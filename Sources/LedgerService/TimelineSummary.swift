@@ -74,6 +74,8 @@ enum TimelineSummary {
             return "Apple reversed the refund of transaction \(v.refund.transactionId) on \(Timestamps.iso8601(v.reversedAtMs)): user \(v.refund.userId) has it again"
         case .reconciliationCompleted(let r):
             return "Reconciled \(r.environment) notifications \(Timestamps.iso8601(r.fromMs)) – \(Timestamps.iso8601(r.toMs)): \(r.notificationsRecorded) of \(r.notificationsSeen) were missing"
+        case .appStoreReportImported(let r):
+            return "Imported App Store Connect's \(r.kind) report for \(r.periodStart) – \(r.periodEnd) (\(r.lines.count) in-app purchase lines)\(by)"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

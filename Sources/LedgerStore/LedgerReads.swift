@@ -188,6 +188,30 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - App Store Connect reports
+
+    /// The reports imported, newest first, with when each was recorded (ms since 1970).
+    public func appStoreReports(limit: Int = 200) async throws -> [(recordedAtMs: Int64, report: AppStoreReportImported)] {
+        try await pool.withConnection { connection in
+            try connection.query(.prepared("""
+                SELECT (extract(epoch FROM recorded_at) * 1000)::bigint, payload FROM events
+                WHERE event_type = 'AppStoreReportImported' ORDER BY position DESC LIMIT \(Int64(limit))
+                """)).map { row in
+                (try row.decode(0), try LedgerJSON.decoder.decode(AppStoreReportImported.self, from: Data(row.decode(1, as: JSONB.self).bytes)))
+            }
+        }
+    }
+
+    /// The report imported from the file with this sha256, or nil.
+    public func appStoreReport(_ sha256: String) async throws -> AppStoreReportImported? {
+        try await pool.withConnection { connection in
+            guard let row = try connection.query("""
+                SELECT payload FROM events WHERE stream_id = \(Streams.appStoreReport(sha256)) AND stream_version = 1
+                """).first else { return nil }
+            return try LedgerJSON.decoder.decode(AppStoreReportImported.self, from: Data(row.decode(0, as: JSONB.self).bytes))
+        }
+    }
+
     // MARK: - Idempotency
 
     /// The first event recorded under an idempotency key, with its stream, or nil.

@@ -4,25 +4,11 @@ import LedgerService
 /// The revenue report as CSV (RFC 4180, opened as it is by a spreadsheet) and as a table.
 /// Amounts are written in major units from the integers, never through floating point.
 enum RevenueFormat {
-    static let columns = ["purchases", "refunds", "gross", "refunded", "net", "commission", "proceeds"]
+    static let columns = RevenueReport.csvColumns
 
-    static func cells(_ row: RevenueRow) -> [String] {
-        func money(_ minor: Int64) -> String { Money(minorUnits: minor, currency: row.currency).decimal }
-        return [
-            String(row.purchases), String(row.refunds), money(row.grossMinor), money(row.refundedMinor), money(row.netMinor),
-            money(row.commissionMinor), money(row.proceedsMinor),
-        ]
-    }
+    static func cells(_ row: RevenueRow) -> [String] { row.cells }
 
-    static func csv(_ report: RevenueReport) -> String {
-        func field(_ text: String) -> String {
-            text.contains(where: { ",\"\r\n".contains($0) }) ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-        }
-        var lines = [([report.query.groupBy.rawValue, "currency"] + columns).joined(separator: ",")]
-        for row in report.rows { lines.append(([row.key, row.currency] + cells(row)).map(field).joined(separator: ",")) }
-        for total in report.totals { lines.append((["total", total.currency] + cells(total)).map(field).joined(separator: ",")) }
-        return lines.joined(separator: "\r\n") + "\r\n"
-    }
+    static func csv(_ report: RevenueReport) -> String { report.csv }
 
     static func table(_ report: RevenueReport) -> String {
         let q = report.query

@@ -51,7 +51,7 @@ struct LedgerHarness: Sendable {
     static func with<T>(
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
-        askApple: Bool = false, refundPreference: String? = nil,
+        askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -61,7 +61,8 @@ struct LedgerHarness: Sendable {
         }()
         let settings = Settings(
             policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
-            verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference)
+            verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
+            secureCookies: secureCookies)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -98,6 +99,9 @@ struct LedgerHarness: Sendable {
         /// checks every JWT against: a key pair made for this test.
         var askApple: Bool
         var refundPreference: String?
+        /// The console's cookies with `Secure` (as in production); off by default, since the
+        /// tests' browser talks plain HTTP.
+        var secureCookies: Bool
     }
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -129,6 +133,7 @@ struct LedgerHarness: Sendable {
         // Tests reconcile when they mean to, not at start.
         configuration.ledger.reconcileInterval = nil
         configuration.ledger.refundPreference = settings.refundPreference
+        configuration.consoleInsecureCookies = !settings.secureCookies
         if settings.askApple {
             configuration.serverAPI = ServerAPIConfiguration(
                 issuerId: issuerId, keyId: keyId, privateKeyPEM: privateKeyPEM, bundleId: bundleId, baseURL: apple.baseURL,

@@ -9,8 +9,9 @@ public struct RevenueProjection: Projection {
     public init() {}
     public let name = "revenue"
     /// 3: the year of paid service resets after a lapse of over 60 days, and leaves out sales
-    /// refunded before the sale it rates.
-    public let version: Int32 = 3
+    /// refunded before the sale it rates. 4: each line keeps its quantity (App Store Connect
+    /// reports count units).
+    public let version: Int32 = 4
     public let tables = ["projection_revenue_prices", "projection_revenue_lines"]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {

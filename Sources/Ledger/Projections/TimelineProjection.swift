@@ -89,7 +89,7 @@ public struct TimelineProjection: Projection {
             links = [(user(v.refund.userId), transaction(v.refund.transactionId))]
         case .reconciliationCompleted:
             return []
-        case .catalogLoaded, .unknown:
+        case .catalogLoaded, .appStoreReportImported, .unknown:
             return []
         }
         return about.map { .timelineEvent(subject: $0, position: place.position) }

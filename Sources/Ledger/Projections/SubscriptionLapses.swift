@@ -1,0 +1,42 @@
+/// When a subscriber left and came back: the runs of paid or trial access in a subscription's
+/// transactions, and the gaps between them. A gap (the next period starts after the previous one
+/// ended, refunds cutting a period short) is a churn at its start and a reactivation at its end;
+/// a subscription whose access ended and is not in billing retry or grace has churned when it
+/// ended. Pure, and a function of the set of entries like `SubscriptionSummary`.
+public enum SubscriptionLapses {
+    public struct Lapse: Sendable, Hashable {
+        /// When access ended.
+        public var churnedAtMs: Int64
+        /// When it started again; nil while the subscriber is still gone.
+        public var reactivatedAtMs: Int64?
+    }
+
+    public static func lapses(of entries: [SubscriptionEntry], status: SubscriptionSummary.Status, nowMs: Int64) -> [Lapse] {
+        // Each period as [start, end): upgrades hand their time to the new plan, so they are left out.
+        let periods = entries.filter { !$0.isUpgraded }.compactMap { e -> (Int64, Int64, String)? in
+            guard let start = e.purchaseDateMs, let expires = e.expiresDateMs else { return nil }
+            return (start, e.cancellationDateMs.map { min($0, expires) } ?? expires, e.transactionId)
+        }.sorted { ($0.0, $0.2) < ($1.0, $1.2) }
+        var lapses: [Lapse] = []
+        var reach = Int64.min
+        for (start, end, _) in periods {
+            if reach != Int64.min, start > reach {
+                lapses.append(Lapse(churnedAtMs: reach, reactivatedAtMs: start))
+            }
+            reach = max(reach, end)
+        }
+        if reach != Int64.min, reach <= nowMs, status == .expired || status == .revoked {
+            lapses.append(Lapse(churnedAtMs: reach, reactivatedAtMs: nil))
+        }
+        return lapses
+    }
+
+    /// A price for `serviceMs` of access as a month's worth (an average Gregorian month,
+    /// 30.436875 days), in the same minor units, rounded half up: a yearly plan's price over 12,
+    /// a weekly plan's times 4.35.
+    public static func monthlyMinor(price: Int64, serviceMs: Int64) -> Int64? {
+        guard serviceMs > 0 else { return nil }
+        let month: Int64 = 2_629_746_000
+        return (price * month + serviceMs / 2) / serviceMs
+    }
+}

@@ -1,0 +1,36 @@
+/// Who may sign in to the console, from the scope of the token they sign in with (CONTRACT.md
+/// `LEDGER_API_TOKENS`): finance sees everything, support sees people and their purchases,
+/// never revenue. An `app` token does not sign in: the app's backend has no screen.
+public enum ConsoleRole: String, Sendable, Hashable {
+    case finance, support
+
+    /// The pages this role may open.
+    func may(_ area: ConsoleArea) -> Bool {
+        switch (self, area) {
+        case (.finance, _): true
+        case (.support, .lookup): true
+        case (.support, .revenue), (.support, .subscriptions), (.support, .reconciliation): false
+        }
+    }
+
+    /// Where a signed-in user lands.
+    var home: String { self == .finance ? "/console/revenue" : "/console/lookup" }
+}
+
+/// The console's areas, one per navigation tab.
+enum ConsoleArea: String, Sendable, CaseIterable {
+    case revenue, subscriptions, lookup, reconciliation
+
+    var title: String {
+        switch self {
+        case .revenue: "Revenue"
+        case .subscriptions: "Subscriptions"
+        case .lookup: "Look-up"
+        case .reconciliation: "Reconciliation"
+        }
+    }
+}
+
+/// Checks a token typed at sign-in: its role and its name for logs (never the token), or nil
+/// when it is unknown or its scope has no console.
+public typealias ConsoleSignIn = @Sendable (_ token: String) -> (role: ConsoleRole, name: String)?

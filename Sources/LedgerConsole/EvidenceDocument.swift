@@ -1,0 +1,111 @@
+import AppStore
+import Foundation
+
+/// A stored document shown to a person: JSON pretty-printed with sorted keys, a JWS split into
+/// its decoded header and payload, a receipt described; secrets masked (the shared secret that
+/// v1 notifications and verifyReceipt requests carry) and long base64 blobs shortened, so a
+/// support screen never shows a credential and stays readable. The bytes themselves are what
+/// the chain and `verify` check; the page shows their sha256 beside.
+struct EvidenceDocument {
+    struct Section { var title: String; var text: String }
+
+    var kind: String
+    var sections: [Section]
+
+    /// Keys whose values are credentials, never shown.
+    static let secretKeys: Set<String> = ["password", "shared_secret", "sharedSecret", "app_specific_shared_secret"]
+    /// Strings longer than this (receipts, signed payloads inside bodies) are shortened.
+    static let longString = 160
+
+    init(bytes: [UInt8]) {
+        if let json = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) {
+            kind = "JSON"
+            var sections = [Section(title: "Body", text: Self.pretty(json))]
+            // A v2 notification or signed item inside: show what it says, decoded.
+            for (key, jws) in Self.signedStrings(in: json).prefix(6) {
+                sections += Self.jwsSections(jws, label: key)
+            }
+            self.sections = sections
+        } else if let text = String(bytes: bytes, encoding: .utf8), text.split(separator: ".").count == 3, !text.contains(" ") {
+            kind = "signed JWS"
+            sections = Self.jwsSections(text.trimmingCharacters(in: .whitespacesAndNewlines), label: "JWS")
+        } else if let text = String(bytes: bytes, encoding: .utf8), Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) != nil {
+            kind = "base64 receipt"
+            sections = [Section(title: "Receipt", text: "base64, \(text.count) characters:\n" + Self.shorten(text))]
+        } else if let text = String(bytes: bytes, encoding: .utf8) {
+            kind = "text"
+            sections = [Section(title: "Text", text: text.count > 20_000 ? String(text.prefix(20_000)) + "\n… (\(text.count) characters)" : text)]
+        } else {
+            kind = "binary"
+            sections = [Section(title: "Bytes", text: "\(bytes.count) bytes that are not text")]
+        }
+    }
+
+    static func jwsSections(_ jws: String, label: String) -> [Section] {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return [] }
+        var sections: [Section] = []
+        for (index, title) in [(0, "header"), (1, "payload")] {
+            guard let data = Base64URL.decode(String(parts[index])), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else { continue }
+            var value = json
+            if index == 0, case .object(var header) = value, case .array(let chain)? = header["x5c"] {
+                header["x5c"] = .string("\(chain.count) certificates (checked against Apple's root when recorded)")
+                value = .object(header)
+            }
+            sections.append(Section(title: "\(label) \(title), decoded", text: pretty(value)))
+        }
+        return sections
+    }
+
+    /// Pretty JSON, sorted keys, secrets masked, long strings shortened.
+    static func pretty(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(masked(value)) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func masked(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let fields):
+            var out: [String: JSONValue] = [:]
+            for (key, field) in fields {
+                out[key] = secretKeys.contains(key) ? .string("•••• masked") : masked(field)
+            }
+            return .object(out)
+        case .array(let items): return .array(items.map(masked))
+        case .string(let text) where text.count > longString: return .string(shorten(text))
+        default: return value
+        }
+    }
+
+    static func shorten(_ text: String) -> String {
+        text.count > longString ? String(text.prefix(60)) + "… (\(text.count) characters)" : text
+    }
+
+    /// Strings inside a body that are compact JWS (`signedPayload`, `signedTransactionInfo`…).
+    static func signedStrings(in value: JSONValue, key: String = "") -> [(String, String)] {
+        switch value {
+        case .object(let fields): return fields.sorted { $0.key < $1.key }.flatMap { signedStrings(in: $0.value, key: $0.key) }
+        case .array(let items): return items.flatMap { signedStrings(in: $0, key: key) }
+        case .string(let text) where text.hasPrefix("eyJ") && text.split(separator: ".").count == 3: return [(key, text)]
+        default: return []
+        }
+    }
+
+    /// The documents an event cites: every `…sha256…` field holding 64 hex digits.
+    static func documentNames(in value: JSONValue) -> [String] {
+        func hex(_ v: JSONValue) -> [String] {
+            switch v {
+            case .string(let s) where s.count == 64 && s.allSatisfy(\.isHexDigit): [s]
+            case .array(let items): items.flatMap(hex)
+            default: []
+            }
+        }
+        guard case .object(let fields) = value else { return [] }
+        return fields.sorted { $0.key < $1.key }.flatMap { key, field -> [String] in
+            if key.contains("sha256") { return hex(field) }
+            return documentNames(in: field)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import AppStore
+import Foundation
+import Hummingbird
+import LedgerService
+import LedgerStore
+
+/// Support's one search box: a user id, order id, transaction id, original transaction id or
+/// Apple order id gives the timeline (with the chain's verdict on exactly what is shown), Apple's
+/// verbatim evidence one click away, ownership history, balances and spending, and what the
+/// ledger told Apple about a refund request.
+struct LookupPage: Sendable {
+    let console: Console
+
+    func register<Context: ConsoleRequestContext>(on router: Router<Context>, routes: ConsoleRoutes<Context>) {
+        router.get("console/lookup") { request, context in await routes.guarded(.lookup, request, context) { session in
+            try await page(request, session)
+        } }
+        router.get("console/documents/:sha256") { request, context in await routes.guarded(.lookup, request, context) { session in
+            let name = try context.parameters.require("sha256")
+            guard name.count == 64, name.allSatisfy(\.isHexDigit) else { throw ConsoleError.badRequest("A document is named by its sha256: 64 hex digits.") }
+            guard let bytes = try await DocumentStore(pool: console.sessions.pool).get(name.lowercased()) else {
+                throw ConsoleError.notFound("The ledger holds no document \(name).")
+            }
+            let shown = EvidenceDocument(bytes: bytes)
+            return console.renderer.page("document", title: "Evidence \(name.prefix(12))…", area: .lookup, session: session, values: [
+                "sha256": name.lowercased(), "kind": shown.kind, "bytes": bytes.count, "sections": shown.sections.map { ["title": $0.title, "text": $0.text] },
+                "verified": Array(DocumentStore.name(of: bytes)) == Array(name.lowercased()),
+            ])
+        } }
+    }
+
+    private func page(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        var values: [String: Any] = ["q": query]
+        guard !query.isEmpty else {
+            return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
+        }
+        guard query.count <= 200, query.allSatisfy({ !$0.isNewline }) else { throw ConsoleError.badRequest("Search for one id of at most 200 characters.") }
+        // Every kind of subject the id names, so a user id that is also a transaction id shows both.
+        var found: [TimelineView] = []
+        for kind in [TimelineView.Kind.user, .order, .transaction] {
+            if let timeline = try await console.reads.timeline(kind, query) { found.append(timeline) }
+        }
+        var appleOrder: AppleOrderView?
+        if found.isEmpty, AppleOrderID.looksLikeOne(query) {
+            appleOrder = try await console.service.lookUpAppleOrder(query, metadata: RequestMetadata(actor: "console:\(session.tokenName)"))
+        }
+        let wanted = request.uri.queryParameters.get("as").flatMap(TimelineView.Kind.init(rawValue:))
+        let shown = found.first { $0.kind == wanted } ?? found.first
+        values["alternatives"] = found.filter { $0.kind != shown?.kind }.map { ["kind": $0.kind.rawValue, "q": query] }
+        if let appleOrder {
+            values["appleOrder"] = [
+                "orderId": appleOrder.orderId, "environment": appleOrder.environment,
+                "transactions": appleOrder.transactions.map { t in
+                    ["transactionId": t.transactionId, "originalTransactionId": t.originalTransactionId, "productId": t.productId,
+                     "userId": t.userId ?? "not delivered by the ledger"] as [String: Any]
+                },
+            ] as [String: Any]
+        }
+        guard let timeline = shown else {
+            values["nothing"] = appleOrder == nil
+            return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
+        }
+        values["subject"] = ["kind": timeline.kind.rawValue, "id": timeline.subject]
+        values["chain"] = [
+            "verified": timeline.verified, "headHash": timeline.headHash ?? "none yet", "position": timeline.verifiedPosition,
+            "count": timeline.entries.count,
+        ] as [String: Any]
+        values["entries"] = timeline.entries.map(entry)
+        values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(entry)
+        if timeline.kind == .user {
+            let user = try await console.reads.user(timeline.subject)
+            values["user"] = [
+                "balances": user.balances.sorted { $0.key < $1.key }.map { ["unit": $0.key, "amount": $0.value] as [String: Any] },
+                "entitlements": user.entitlements.map { e in
+                    ["productId": e.productId, "originalTransactionId": e.originalTransactionId, "kind": e.kind,
+                     "active": e.active, "expiresAt": e.expiresAt ?? ""] as [String: Any]
+                },
+                "appleAccounts": user.appleAccounts,
+                "spends": timeline.entries.filter { $0.type == "BalanceSpent" }.map(entry),
+            ] as [String: Any]
+        }
+        // Ownership of every original transaction the timeline speaks of.
+        var originals: [String] = []
+        for entry in timeline.entries {
+            if case .object(let data) = entry.data, let original = data["original_transaction_id"]?.stringValue, !originals.contains(original) {
+                originals.append(original)
+            }
+        }
+        var ownerships: [[String: Any]] = []
+        for original in originals.prefix(20) {
+            guard let view = try await console.reads.ownership(original) else { continue }
+            ownerships.append([
+                "originalTransactionId": view.originalTransactionId, "productId": view.productId, "owner": view.ownerUserId ?? "nobody",
+                "appleAccount": view.appleAccount ?? "",
+                "history": view.history.map { ["position": $0.position, "recordedAt": $0.recordedAt, "userId": $0.userId ?? "", "reason": $0.reason] as [String: Any] },
+            ])
+        }
+        values["ownerships"] = ownerships
+        return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
+    }
+
+    private func entry(_ entry: TimelineView.Entry) -> [String: Any] {
+        [
+            "position": entry.position, "recordedAt": entry.recordedAt, "type": entry.type, "stream": entry.stream, "summary": entry.summary,
+            "data": EvidenceDocument.pretty(entry.data), "documents": EvidenceDocument.documentNames(in: entry.data),
+        ]
+    }
+}
+
+/// Apple's order ids: ten upper-case letters and digits (Look Up Order ID).
+enum AppleOrderID {
+    static func looksLikeOne(_ text: String) -> Bool {
+        text.count == 10 && text.allSatisfy { ($0.isUppercase && $0.isASCII && $0.isLetter) || ($0.isASCII && $0.isNumber) }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Ledger
+import LedgerService
+import LedgerStore
+
+/// Finance's question to the ledger: does it agree with what Apple reports? Upload an App Store
+/// Connect sales or financial report (the same import as `purchase-ledger reconcile-reports`),
+/// then see each cell (period, product, currency, price, sale or return) where Apple's units and
+/// the ledger's differ, with the ledger's transactions behind it.
+struct ReconciliationPage: Sendable {
+    let console: Console
+    /// Reports come gzipped and small; a generous cap still bounds a request's memory.
+    static let maximumUpload = 32 << 20
+
+    func register<Context: ConsoleRequestContext>(on router: Router<Context>, routes: ConsoleRoutes<Context>) {
+        router.get("console/reconciliation") { request, context in await routes.guarded(.reconciliation, request, context) { session in
+            let reports = try await console.reads.appStoreReports()
+            return console.renderer.page("reconciliation", title: "Reconciliation with App Store Connect", area: .reconciliation, session: session, values: [
+                "csrf": session.csrfToken,
+                "reports": reports.map { recorded, report in
+                    ["sha256": report.documentSha256, "kind": report.kind, "periodStart": report.periodStart, "periodEnd": report.periodEnd,
+                     "fileName": report.fileName ?? "", "lines": report.lines.count,
+                     "recordedAt": SubscriptionsPage.iso8601(recorded)] as [String: Any]
+                },
+            ])
+        } }
+        router.post("console/reconciliation") { request, context in
+            let upload: ConsoleUpload
+            do {
+                let body = try await request.body.collect(upTo: Self.maximumUpload)
+                upload = try ConsoleUpload(body: body, contentType: request.headers[.contentType])
+            } catch {
+                return await routes.guarded(.reconciliation, request, context) { _ in
+                    throw (error as? ConsoleError) ?? ConsoleError.badRequest("The upload is over \(Self.maximumUpload >> 20) MB.")
+                }
+            }
+            let csrf = upload["csrf"].map { String(decoding: $0.bytes, as: UTF8.self) }
+            return await routes.guardedForm(.reconciliation, request, context, csrf: csrf) { session in
+                guard let file = upload["report"], !file.bytes.isEmpty else { throw ConsoleError.badRequest("Choose a report file to upload.") }
+                let imported = try await console.service.importAppStoreReport(
+                    file.bytes, fileName: file.fileName,
+                    metadata: RequestMetadata(requestId: context.requestID, actor: "console:\(session.tokenName)"))
+                return ConsoleRenderer.redirect("/console/reconciliation/\(imported.report.documentSha256)" + (imported.alreadyImported ? "?again=1" : ""))
+            }
+        }
+        router.get("console/reconciliation/:sha256") { request, context in await routes.guarded(.reconciliation, request, context) { session in
+            let name = try context.parameters.require("sha256")
+            guard name.count == 64, name.allSatisfy(\.isHexDigit),
+                  let (report, result) = try await console.reads.reconciliation(ofReport: name.lowercased())
+            else { throw ConsoleError.notFound("No report \(name) was imported.") }
+            func money(_ minor: Int64, _ currency: String) -> String { Money(minorUnits: minor, currency: currency).decimal }
+            return console.renderer.page("reconciliation-report", title: "Reconciliation: \(report.kind) report \(report.periodStart) – \(report.periodEnd)",
+                                         area: .reconciliation, session: session, values: [
+                "again": request.uri.queryParameters.get("again") != nil,
+                "sha256": report.documentSha256, "fileName": report.fileName ?? "", "kind": report.kind,
+                "financial": report.kind == "financial",
+                "compared": result.cellsCompared, "matching": result.cellsMatching, "differing": result.differences.count,
+                "agrees": result.differences.isEmpty && result.unknownProducts.isEmpty,
+                "unknownProducts": result.unknownProducts,
+                "differences": result.differences.map { d in
+                    ["period": d.cell.periodStart == d.cell.periodEnd ? d.cell.periodStart : "\(d.cell.periodStart) – \(d.cell.periodEnd)",
+                     "productId": d.cell.productId, "currency": d.cell.currency, "price": money(d.cell.unitPriceMinor, d.cell.currency),
+                     "type": d.cell.isReturn ? "return" : "sale", "apple": d.appleUnits, "ledger": d.ledgerUnits,
+                     "countries": d.appleCountries.joined(separator: ", "),
+                     "missing": d.appleUnits > d.ledgerUnits ? "Apple counted \(d.appleUnits - d.ledgerUnits) the ledger did not" : "the ledger counted \(d.ledgerUnits - d.appleUnits) Apple did not",
+                     "transactions": d.ledgerTransactions] as [String: Any]
+                },
+            ])
+        } }
+    }
+}

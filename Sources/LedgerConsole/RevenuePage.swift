@@ -1,0 +1,93 @@
+import Foundation
+import Hummingbird
+import Ledger
+import LedgerService
+
+/// Revenue by day, month or product, per currency, one environment at a time: the report of
+/// `GET /v1/reports/revenue` and `audit revenue`, shown as a table and a chart of net and
+/// refunds over time, and downloadable as that same report's CSV and JSON.
+struct RevenuePage: Sendable {
+    let console: Console
+
+    func register<Context: ConsoleRequestContext>(on router: Router<Context>, routes: ConsoleRoutes<Context>) {
+        router.get("console/revenue") { request, context in await routes.guarded(.revenue, request, context) { session in
+            try await page(request, session)
+        } }
+        router.get("console/revenue.csv") { request, context in await routes.guarded(.revenue, request, context) { _ in
+            let report = try await console.reads.revenue(try query(request))
+            let q = report.query
+            return ConsoleRenderer.download(
+                Array(report.csv.utf8), contentType: "text/csv; charset=utf-8",
+                fileName: "revenue-\(q.environment)-\(q.from)-\(q.to)-by-\(q.groupBy.rawValue).csv")
+        } }
+        router.get("console/revenue.json") { request, context in await routes.guarded(.revenue, request, context) { _ in
+            let report = try await console.reads.revenue(try query(request))
+            let q = report.query
+            return ConsoleRenderer.download(
+                Array(try LedgerJSON.encoder.encode(report)), contentType: "application/json",
+                fileName: "revenue-\(q.environment)-\(q.from)-\(q.to)-by-\(q.groupBy.rawValue).json")
+        } }
+    }
+
+    /// The form's query, defaulting to the last 30 days of production by day.
+    func query(_ request: Request) throws -> RevenueQuery {
+        let parameters = request.uri.queryParameters
+        let today = ConsoleDates.day(Date())
+        let from = parameters.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? ConsoleDates.day(Date().addingTimeInterval(-29 * 86_400))
+        let to = parameters.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? today
+        let groupText = parameters.get("group_by") ?? "day"
+        guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
+            throw ConsoleError.badRequest("Group by day, month or product, not \(groupText).")
+        }
+        return try RevenueQuery(
+            from: from, to: to, groupBy: grouping, environment: parameters.get("environment") ?? "Production", commission: console.commission)
+    }
+
+    private func page(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let query = try query(request)
+        let report = try await console.reads.revenue(query)
+        // The chart always runs over time, by day for up to three months, else by month.
+        var overTime = query
+        overTime.groupBy = ConsoleDates.days(from: query.from, to: query.to) <= 92 ? .day : .month
+        let series = overTime.groupBy == query.groupBy ? report : try await console.reads.revenue(overTime)
+        let parameters = "from=\(query.from)&to=\(query.to)&group_by=\(query.groupBy.rawValue)&environment=\(query.environment)"
+        func row(_ row: RevenueRow, total: Bool) -> [String: Any] {
+            ["key": total ? "Total" : row.key, "currency": row.currency, "cells": row.cells, "total": total]
+        }
+        let currencies = Array(Set(series.rows.map(\.currency))).sorted()
+        let charts = currencies.prefix(4).map { currency in
+            RevenueChart(rows: series.rows.filter { $0.currency == currency }, currency: currency, grouping: overTime.groupBy).svg
+        }
+        return console.renderer.page("revenue", title: "Revenue", area: .revenue, session: session, values: [
+            "from": query.from, "to": query.to, "environment": query.environment,
+            "groupings": RevenueQuery.Grouping.allCases.map { ["value": $0.rawValue, "selected": $0 == query.groupBy] as [String: Any] },
+            "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == query.environment] as [String: Any] },
+            "sandbox": query.environment == "Sandbox",
+            "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns, "commission": query.commission.rawValue,
+            "rows": report.rows.map { row($0, total: false) } + report.totals.map { row($0, total: true) },
+            "empty": report.rows.isEmpty, "charts": charts, "chartGrouping": overTime.groupBy.rawValue,
+            "csv": "/console/revenue.csv?" + parameters, "json": "/console/revenue.json?" + parameters,
+        ])
+    }
+}
+
+/// Days as the reports write them, in UTC.
+enum ConsoleDates {
+    static func day(_ date: Date) -> String {
+        let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
+        return String(format: "%04d-%02d-%02d", c.year ?? 1970, c.month ?? 1, c.day ?? 1)
+    }
+
+    static func date(_ day: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.date(from: day)
+    }
+
+    static func days(from: String, to: String) -> Int {
+        guard let a = date(from), let b = date(to) else { return 0 }
+        return Int(b.timeIntervalSince(a) / 86_400) + 1
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import Ledger
+import LedgerService
+
+/// Subscriptions at a glance: active, MRR per currency, trials, grace period, billing retry,
+/// churned and reactivated per month; every figure links to the subscriptions behind it.
+struct SubscriptionsPage: Sendable {
+    let console: Console
+
+    func register<Context: ConsoleRequestContext>(on router: Router<Context>, routes: ConsoleRoutes<Context>) {
+        router.get("console/subscriptions") { request, context in await routes.guarded(.subscriptions, request, context) { session in
+            try await page(request, session)
+        } }
+    }
+
+    private func page(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let environment = parameters.get("environment") ?? "Production"
+        guard ["Production", "Sandbox"].contains(environment) else { throw ConsoleError.badRequest("Environment is Production or Sandbox.") }
+        let overview = try await console.reads.subscriptionOverview(environment: environment)
+        let env = "environment=\(environment)"
+        func link(_ list: String, _ month: String? = nil) -> String {
+            "/console/subscriptions?\(env)&list=\(list)" + (month.map { "&month=\($0)" } ?? "") + "#list"
+        }
+        let churned = overview.churnedByMonth, reactivated = overview.reactivatedByMonth
+        let months = Set(churned.keys).union(reactivated.keys).sorted(by: >).prefix(24)
+        var values: [String: Any] = [
+            "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == environment] as [String: Any] },
+            "figures": [
+                ["id": "active", "label": "Active", "value": String(overview.active.count), "href": link("active")],
+                ["id": "paying", "label": "Paying (active, not in trial)", "value": String(overview.paying.count), "href": link("paying")],
+                ["id": "trials", "label": "In a free trial", "value": String(overview.trials.count), "href": link("trials")],
+                ["id": "grace", "label": "In grace period", "value": String(overview.inGracePeriod.count), "href": link("grace")],
+                ["id": "retry", "label": "In billing retry", "value": String(overview.inBillingRetry.count), "href": link("retry")],
+            ],
+            "mrr": overview.mrr.map { ["currency": $0.currency, "value": $0.decimal, "href": link("paying")] },
+            "noMRR": overview.mrr.isEmpty,
+            "months": months.map { month in
+                ["month": month, "churned": churned[month]?.count ?? 0, "reactivated": reactivated[month]?.count ?? 0,
+                 "churnedHref": link("churned", month), "reactivatedHref": link("reactivated", month)] as [String: Any]
+            },
+        ]
+        if let list = parameters.get("list") {
+            let month = parameters.get("month") ?? ""
+            let items: [SubscriptionOverview.Item]
+            let title: String
+            switch list {
+            case "active": (items, title) = (overview.active, "Active subscriptions")
+            case "paying": (items, title) = (overview.paying, "Paying subscriptions (the MRR)")
+            case "trials": (items, title) = (overview.trials, "In a free trial")
+            case "grace": (items, title) = (overview.inGracePeriod, "In billing grace period")
+            case "retry": (items, title) = (overview.inBillingRetry, "In billing retry")
+            case "churned": (items, title) = (churned[month] ?? [], "Churned in \(month)")
+            case "reactivated": (items, title) = (reactivated[month] ?? [], "Reactivated in \(month)")
+            default: throw ConsoleError.badRequest("Unknown list \(list).")
+            }
+            values["list"] = [
+                "title": title, "count": items.count,
+                "items": items.prefix(1000).map { item in
+                    ["originalTransactionId": item.originalTransactionId, "productId": item.productId, "userId": item.userId,
+                     "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(Self.iso8601) ?? "",
+                     "autoRenew": item.autoRenew.map { $0 ? "on" : "off" } ?? "unknown",
+                     "monthly": item.monthly.map { "\($0.decimal) \($0.currency)" } ?? ""] as [String: Any]
+                },
+                "truncated": items.count > 1000,
+            ] as [String: Any]
+        }
+        return console.renderer.page("subscriptions", title: "Subscriptions", area: .subscriptions, session: session, values: values)
+    }
+
+    static func iso8601(_ ms: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
+    }
+}
