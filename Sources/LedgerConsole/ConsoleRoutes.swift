@@ -72,6 +72,10 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
     ) async -> Response {
         await guarded(area, request, context) { session in
             guard let csrf, ConsoleSessions.same(csrf, session.csrfToken) else {
+                console.logger.warning("console form refused: CSRF token missing or wrong", metadata: [
+                    "request_id": "\(context.requestID)", "token": "\(session.tokenName)", "path": "\(request.uri.path)",
+                    "csrf_sent": "\(csrf == nil ? "no" : "\(csrf!.count) characters")",
+                ])
                 return console.renderer.page(
                     "error", title: "Form refused", area: nil, session: session,
                     values: ["message": "This form was not sent from the console's own page (its CSRF token is missing or wrong). Nothing was changed."],

@@ -14,17 +14,17 @@ struct ConsoleUpload {
         else { throw ConsoleError.badRequest("Send the report with the page's upload form (multipart/form-data).") }
         let parser = MultipartParser(boundary: boundary)
         var headers: [String: String] = [:]
-        var body: [UInt8] = []
+        var content: [UInt8] = []
         var collected: [String: Part] = [:]
         parser.onHeader = { name, value in headers[name.lowercased()] = value }
-        parser.onBody = { buffer in body += buffer.readBytes(length: buffer.readableBytes) ?? [] }
+        parser.onBody = { buffer in content += buffer.readBytes(length: buffer.readableBytes) ?? [] }
         parser.onPartComplete = {
             let disposition = headers["content-disposition"] ?? ""
             if let name = Self.parameter("name", in: disposition) {
-                collected[name] = Part(fileName: Self.parameter("filename", in: disposition), bytes: body)
+                collected[name] = Part(fileName: Self.parameter("filename", in: disposition), bytes: content)
             }
             headers = [:]
-            body = []
+            content = []
         }
         do {
             try parser.execute(body)

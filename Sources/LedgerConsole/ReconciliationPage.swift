@@ -39,7 +39,7 @@ struct ReconciliationPage: Sendable {
             let csrf = upload["csrf"].map { String(decoding: $0.bytes, as: UTF8.self) }
             return await routes.guardedForm(.reconciliation, request, context, csrf: csrf) { session in
                 guard let file = upload["report"], !file.bytes.isEmpty else { throw ConsoleError.badRequest("Choose a report file to upload.") }
-                let imported = try await console.service.importAppStoreReport(
+                let imported = try await ReportImporter(store: console.service.log.store).importReport(
                     file.bytes, fileName: file.fileName,
                     metadata: RequestMetadata(requestId: context.requestID, actor: "console:\(session.tokenName)"))
                 return ConsoleRenderer.redirect("/console/reconciliation/\(imported.report.documentSha256)" + (imported.alreadyImported ? "?again=1" : ""))

@@ -12,7 +12,17 @@ public struct ImportedReport: Sendable, Hashable {
     public var alreadyImported: Bool
 }
 
-extension PurchaseService {
+/// Imports App Store Connect reports into the log. Needs no Apple credentials or bundle id: a
+/// report is evidence finance brings, not something the purchase flow decides on.
+public struct ReportImporter: Sendable {
+    let log: LedgerLog
+    let reads: LedgerReads
+
+    public init(store: EventStore) {
+        self.log = LedgerLog(store: store)
+        self.reads = LedgerReads(pool: store.pool)
+    }
+
     /// The largest report accepted, decompressed: a year of daily lines for a large catalog is a
     /// few megabytes; this bounds a gzip bomb.
     public static let maximumReportBytes = 64 << 20
@@ -20,7 +30,7 @@ extension PurchaseService {
     /// Imports an App Store Connect sales or financial report (gzip or not): keeps the file
     /// verbatim as a document and records its in-app purchase lines as `AppStoreReportImported`,
     /// once per file content.
-    public func importAppStoreReport(_ bytes: [UInt8], fileName: String?, metadata: RequestMetadata) async throws -> ImportedReport {
+    public func importReport(_ bytes: [UInt8], fileName: String?, metadata: RequestMetadata) async throws -> ImportedReport {
         let text = try Self.reportText(bytes)
         let parsed: AppStoreReport
         do throws(AppStoreReportError) {

@@ -2,9 +2,11 @@
 # PostgreSQL cluster. Sourced, not executed.
 
 # Installs the Debian packages that are not there yet. --no-upgrade: a PostgreSQL that is already
-# installed must never be upgraded in place under a running cluster.
+# installed must never be upgraded in place under a running cluster. Leading --options go to
+# apt-get install (e.g. --no-install-recommends).
 pl_ensure_packages() {
-  local missing=() p
+  local options=() missing=() p
+  while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do options+=("$1"); shift; done
   for p in "$@"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
@@ -12,7 +14,7 @@ pl_ensure_packages() {
     echo "installing: ${missing[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-upgrade "${missing[@]}" >/dev/null
+    apt-get install -y -qq --no-upgrade ${options[@]+"${options[@]}"} "${missing[@]}" >/dev/null
   fi
   if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
     export PATH="$PATH:/opt/swift/usr/bin"
