@@ -103,7 +103,8 @@ struct LookupPage: Sendable {
     private func entry(_ entry: TimelineView.Entry) -> [String: Any] {
         [
             "position": entry.position, "recordedAt": entry.recordedAt, "type": entry.type, "stream": entry.stream, "summary": entry.summary,
-            "data": EvidenceDocument.pretty(entry.data), "documents": EvidenceDocument.documentNames(in: entry.data),
+            "data": EvidenceDocument.pretty(entry.data),
+            "documents": EvidenceDocument.documentNames(in: entry.data).map { ["name": $0, "short": String($0.prefix(12)) + "…"] },
         ]
     }
 }

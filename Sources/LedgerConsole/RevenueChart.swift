@@ -17,7 +17,7 @@ struct RevenueChart: Sendable {
         let scale = maxNet + maxRefund
         let zero = top + Int((Int64(plot) * maxNet) / max(scale, 1))
         let step = rows.isEmpty ? 0 : (width - left - 10) / rows.count
-        let bar = max(1, step * 7 / 10)
+        let bar = min(48, max(1, step * 7 / 10))
         var out = "<svg class=\"chart\" role=\"img\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\""
         out += " aria-label=\"Net revenue and refunds in \(escape(currency)) by \(grouping.rawValue)\">"
         out += "<text x=\"8\" y=\"16\">\(escape(currency)) · net (blue) and refunds (red) by \(grouping.rawValue)</text>"

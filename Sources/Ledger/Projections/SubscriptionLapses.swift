@@ -9,6 +9,11 @@ public enum SubscriptionLapses {
         public var churnedAtMs: Int64
         /// When it started again; nil while the subscriber is still gone.
         public var reactivatedAtMs: Int64?
+
+        public init(churnedAtMs: Int64, reactivatedAtMs: Int64?) {
+            self.churnedAtMs = churnedAtMs
+            self.reactivatedAtMs = reactivatedAtMs
+        }
     }
 
     public static func lapses(of entries: [SubscriptionEntry], status: SubscriptionSummary.Status, nowMs: Int64) -> [Lapse] {
@@ -31,12 +36,20 @@ public enum SubscriptionLapses {
         return lapses
     }
 
-    /// A price for `serviceMs` of access as a month's worth (an average Gregorian month,
-    /// 30.436875 days), in the same minor units, rounded half up: a yearly plan's price over 12,
-    /// a weekly plan's times 4.35.
+    /// A price for `serviceMs` of access as a month's worth, in the same minor units, rounded
+    /// half up. Apple's periods are calendar ones (a "month" is 28 to 31 days), so the period is
+    /// first named in whole months (27 days or more) or whole weeks: a monthly plan is its price
+    /// whatever the month's length, a yearly one its price over 12, a weekly one its price × 52 / 12.
     public static func monthlyMinor(price: Int64, serviceMs: Int64) -> Int64? {
-        guard serviceMs > 0 else { return nil }
-        let month: Int64 = 2_629_746_000
-        return (price * month + serviceMs / 2) / serviceMs
+        guard serviceMs > 0, price >= 0 else { return nil }
+        let day: Int64 = 86_400_000
+        let days = (serviceMs + day / 2) / day
+        if days >= 27 {
+            // Whole months: days / 30.436875, rounded.
+            let months = max(1, (days * 1_000_000 + 15_218_437) / 30_436_875)
+            return (price + months / 2) / months
+        }
+        let weeks = max(1, (days + 3) / 7)
+        return (price * 52 + weeks * 6) / (weeks * 12)
     }
 }
