@@ -68,6 +68,10 @@ case "replay":
 case "dispute":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
+case "console":
+    // ledger-bench console [REQUESTS]: the console's pages on the log replay-grow made.
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    try await ConsoleBench.run(conninfo: conninfo, requests: Int(arguments.dropFirst().first ?? "") ?? 30)
 case "apple":
     // Tools/bench runs from the repository's root, where the fixtures are.
     let fixture = environment["BENCH_FIXTURE"]
