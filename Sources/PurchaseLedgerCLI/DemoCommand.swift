@@ -72,7 +72,7 @@ struct DemoCommand: AsyncParsableCommand {
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: serve ? 8080 : 0, conninfo: conninfo,
-            tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance"),
+            tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance,\(DemoScript.supportToken):support"),
             ledger: LedgerConfiguration(bundleId: DemoScript.bundleId),
             verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
             rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
@@ -83,6 +83,8 @@ struct DemoCommand: AsyncParsableCommand {
             issuerId: "demo-issuer", keyId: "DEMOKEY001", privateKeyPEM: key, bundleId: DemoScript.bundleId, baseURL: apple.baseURL)
         // The demo reconciles when its story says so.
         configuration.ledger.reconcileInterval = nil
+        // Plain HTTP on this machine: a Secure cookie would never come back.
+        configuration.consoleInsecureCookies = true
         let server: RunningLedgerServer
         do {
             server = try await LedgerServer(configuration: configuration, logger: logger).start()
@@ -99,9 +101,12 @@ struct DemoCommand: AsyncParsableCommand {
                 let summaries = try await Reconciler(service: service, client: try service.requireServerAPI(), logger: logger).run()
                 return summaries.map(\.recorded).reduce(0, +)
             }
+            try await DemoReconciliation.run(
+                simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock))
             try await report(conninfo: conninfo, refunded: refunded, logger: logger)
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
+                print("console: \(server.baseURL)/console/ (sign in with \(DemoScript.financeToken) for finance, \(DemoScript.supportToken) for support)")
                 try await waitForInterrupt()
             }
         } catch {

@@ -11,6 +11,7 @@ struct DemoScript {
     static let bundleId = "com.example.app"
     static let appToken = "demo-app-token"
     static let financeToken = "demo-finance-token"
+    static let supportToken = "demo-support-token"
     static let catalog = """
         {"products": [
           {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"},
