@@ -75,9 +75,11 @@ public struct LedgerServer: Sendable {
         var worker: RetryWorker
         var pool: ConnectionPool
         var httpClient: HTTPClient
+        var reads: ReadModels
 
         func close() async {
             try? await httpClient.shutdown()
+            await reads.replica?.close()
             await pool.close()
         }
     }
@@ -127,7 +129,12 @@ public struct LedgerServer: Sendable {
         }
         let runner = ProjectionRunner(store: store, conninfo: conninfo, logger: logger)
         let worker = RetryWorker(service: service, pollInterval: configuration.workerPollInterval, logger: logger)
-        let reads = ReadModels(runner: runner, timeout: configuration.ledger.readYourWritesTimeout, clock: service.clock)
+        let replica = try configuration.readSessionConninfo.map { conninfo in
+            ReplicaReads(
+                pool: ConnectionPool(conninfo: conninfo, maxConnections: configuration.poolSize, logger: logger),
+                lagLimit: configuration.replicaLagLimit, logger: logger)
+        }
+        let reads = ReadModels(runner: runner, timeout: configuration.ledger.readYourWritesTimeout, clock: service.clock, replica: replica)
         let routes = LedgerRoutes(
             service: service, reads: reads, authenticator: Authenticator(tokens: configuration.tokens),
             health: HealthCheck(pool: pool, worker: worker, runner: runner), metrics: metrics)
@@ -169,7 +176,7 @@ public struct LedgerServer: Sendable {
         services.append(application)
         return Parts(
             services: services,
-            service: service, runner: runner, worker: worker, pool: pool, httpClient: httpClient)
+            service: service, runner: runner, worker: worker, pool: pool, httpClient: httpClient, reads: reads)
     }
 }
 
@@ -196,6 +203,8 @@ public struct RunningLedgerServer: Sendable {
     public var service: PurchaseService { parts.service }
     public var worker: RetryWorker { parts.worker }
     public var runner: ProjectionRunner { parts.runner }
+    /// The read models the routes and the console read through (and their replica, if any).
+    public var reads: ReadModels { parts.reads }
 
     /// Finishes in-flight requests, stops the worker and runner, and closes the pool.
     public func stop() async throws {

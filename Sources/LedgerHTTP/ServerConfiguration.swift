@@ -34,6 +34,12 @@ public struct ServerConfiguration: Sendable {
     /// `LEDGER_CONSOLE_INSECURE_COOKIES=1`: the console's cookies without `Secure`, for plain
     /// HTTP on one's own machine. Off: a console behind TLS, as in production.
     public var consoleInsecureCookies = false
+    /// `DATABASE_READ_URL`: one or more standbys for read routes, reports, timelines and the
+    /// console; nil: every read goes to `conninfo`.
+    public var readConninfo: String?
+    /// How long a read waits for a standby to replay the caller's writes before the primary
+    /// answers it instead.
+    public var replicaLagLimit: Duration = .seconds(2)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
@@ -71,6 +77,7 @@ public struct ServerConfiguration: Sendable {
             appAppleId = id
         }
         consoleInsecureCookies = environment["LEDGER_CONSOLE_INSECURE_COOKIES"] == "1"
+        readConninfo = environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }
         do {
             serverAPI = try ServerAPIConfiguration.fromEnvironment(environment)
         } catch {
@@ -92,6 +99,14 @@ public struct ServerConfiguration: Sendable {
     var sessionConninfo: String {
         get throws {
             actAsApplicationRole ? try Conninfo.addingOptions("-c role=ledger_app", to: conninfo) : conninfo
+        }
+    }
+
+    /// `readConninfo` acting as `ledger_app`, like the primary's sessions.
+    var readSessionConninfo: String? {
+        get throws {
+            guard let readConninfo else { return nil }
+            return actAsApplicationRole ? try Conninfo.addingOptions("-c role=ledger_app", to: readConninfo) : readConninfo
         }
     }
 }

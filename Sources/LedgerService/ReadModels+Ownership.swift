@@ -31,7 +31,7 @@ extension ReadModels {
     /// Nil when the ledger holds no purchase with that `original_transaction_id`.
     public func ownership(_ originalTransactionId: String) async throws -> OwnershipView? {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             return try await pool.withConnection { connection in
                 guard let row = try connection.query("""
                     SELECT product_id, owner_user_id FROM projection_ownership WHERE original_transaction_id = \(originalTransactionId)
@@ -60,7 +60,7 @@ extension ReadModels {
     /// united account, under its current name). Nil when unknown.
     public func appleAccount(_ name: String) async throws -> AppleAccountView? {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             return try await pool.withConnection { connection in
                 let lookup: SQL = name.hasPrefix("otx:")
                     ? "SELECT root FROM projection_apple_account_members WHERE original_transaction_id = \(String(name.dropFirst(4)))"

@@ -16,14 +16,14 @@ extension ReadModels {
         try await mappingDatabaseErrors {
             let reads = LedgerReads(pool: pool)
             guard let imported = try await reads.appStoreReport(sha256) else { return nil }
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let source = try await consistentPool()
             let catalog = try await reads.catalog()
             var bySku: [String: String] = [:], byAppleId: [String: String] = [:]
             for product in catalog.products.values {
                 if let sku = product.sku { bySku[sku] = product.productId }
                 if let id = product.appleId { byAppleId[id] = product.productId }
             }
-            let lines = try await ledgerReportLines(from: imported.periodStart, to: imported.periodEnd)
+            let lines = try await ledgerReportLines(from: imported.periodStart, to: imported.periodEnd, on: source)
             let report = AppStoreReport(
                 kind: AppStoreReport.Kind(rawValue: imported.kind) ?? .sales, periodStart: imported.periodStart, periodEnd: imported.periodEnd,
                 lines: imported.lines)
@@ -37,7 +37,7 @@ extension ReadModels {
     /// The ledger's production sales (by purchase) and refunds (by refund) from the first to the
     /// last Pacific day given, each with its Pacific day. Reversals are left out: App Store
     /// Connect's reports have no line for them.
-    func ledgerReportLines(from: String, to: String) async throws -> [LedgerReportLine] {
+    func ledgerReportLines(from: String, to: String, on pool: ConnectionPool) async throws -> [LedgerReportLine] {
         guard let start = PacificDay.startMs(of: from), let endMs = PacificDay.endMs(of: to) else {
             throw LedgerServiceError(.invalidRequest, "the report's period \(from) – \(to) is not two dates")
         }

@@ -53,7 +53,7 @@ public struct SubscriptionOverview: Sendable {
 extension ReadModels {
     public func subscriptionOverview(environment: String) async throws -> SubscriptionOverview {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             let now = clock()
             return try await pool.withConnection { connection in
                 var owners: [String: (user: String, product: String)] = [:]

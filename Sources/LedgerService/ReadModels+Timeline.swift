@@ -38,7 +38,7 @@ extension ReadModels {
     /// Nil when nothing in the ledger concerns `id` as that kind of subject.
     public func timeline(_ kind: TimelineView.Kind, _ id: String) async throws -> TimelineView? {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             let subject = kind.rawValue + ":" + id
             let (rows, matching, checkpoint) = try await pool.withConnection { connection in
                 // Subject by subject through the links, then the events: each step an index

@@ -35,21 +35,35 @@ public struct SubscriptionView: Sendable, Hashable, Codable {
 /// Reads the projections. Reads wait until the projections have applied the log as it stood
 /// when the read began, so a caller reads its own writes (README "Design").
 public struct ReadModels: Sendable {
+    /// The primary's pool: the log's head, and reads when no replica is set or it lags.
     let pool: ConnectionPool
     let runner: ProjectionRunner
     let timeout: Duration
     let clock: @Sendable () -> Int64
+    /// Standbys serving the reads (`DATABASE_READ_URL`), when set.
+    public let replica: ReplicaReads?
 
-    public init(runner: ProjectionRunner, timeout: Duration, clock: @escaping @Sendable () -> Int64) {
+    public init(runner: ProjectionRunner, timeout: Duration, clock: @escaping @Sendable () -> Int64, replica: ReplicaReads? = nil) {
         self.pool = runner.store.pool
         self.runner = runner
         self.timeout = timeout
         self.clock = clock
+        self.replica = replica
+    }
+
+    /// Where to read the projections from, once they hold the log as it stood at this call (so
+    /// a caller reads its own writes, and everyone's before them): the primary has applied the
+    /// head; a replica is used once it has replayed the primary's WAL position taken after that,
+    /// waiting up to its lag limit, else the primary answers.
+    func consistentPool() async throws -> ConnectionPool {
+        try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+        guard let replica else { return pool }
+        return try await replica.pool(after: try await ReplicaReads.currentLSN(on: pool), primary: pool)
     }
 
     public func user(_ userId: String) async throws -> UserView {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             let now = clock()
             return try await pool.withConnection { connection in
                 var balances: [String: Int64] = [:]
@@ -91,7 +105,7 @@ public struct ReadModels: Sendable {
     /// Nil when the ledger holds no such subscription.
     public func subscription(_ originalTransactionId: String) async throws -> SubscriptionView? {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             let now = clock()
             return try await pool.withConnection { connection in
                 guard let owner = try connection.query("""

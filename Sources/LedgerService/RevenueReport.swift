@@ -123,7 +123,7 @@ extension ReadModels {
     /// The revenue report, once the projections have applied the log as it stood at the call.
     public func revenue(_ query: RevenueQuery) async throws -> RevenueReport {
         try await mappingDatabaseErrors {
-            try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+            let pool = try await consistentPool()
             return try await pool.withConnection { connection in
                 RevenueReport(query: query, rows: try Self.revenueRows(query, on: connection))
             }

@@ -92,6 +92,10 @@ public struct SQLState: Sendable, Hashable, RawRepresentable, ExpressibleByStrin
     public var isConnectionClass: Bool {
         errorClass == "08" || self == .adminShutdown || self == .crashShutdown
             || self == .cannotConnectNow
+            // A write on a server that is (now) a standby: after a failover the old primary comes
+            // back read-only. The connection is of no use for writing; a new one, made with
+            // `target_session_attrs=read-write`, finds the new primary.
+            || self == .readOnlySQLTransaction
     }
 
     /// Matches an error carrying this SQLSTATE, so `catch SQLState.uniqueViolation` works.
