@@ -147,7 +147,7 @@ enum ReplayBench {
 
     /// p50 and p99 of `GET /v1/timelines/...`'s read (ReadModels.timeline) for random
     /// transactions and users. Prints "P50_MS P99_MS READS".
-    static func dispute(conninfo: String, reads count: Int) async throws {
+    static func dispute(conninfo: String, reads count: Int, label: String? = nil) async throws {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
         let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
         try await runner.catchUp()
@@ -168,7 +168,12 @@ enum ReplayBench {
         }
         await pool.close()
         latencies.sort()
-        print(String(format: "%.2f %.2f %d", latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)], count))
+        let p50 = latencies[latencies.count / 2], p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+        if let label {
+            print(String(format: "%@: p50 %.2f ms, p99 %.2f ms over %d reads", label, p50, p99, count))
+        } else {
+            print(String(format: "%.2f %.2f %d", p50, p99, count))
+        }
     }
 
     /// The process's peak resident memory (VmHWM), in MB.

@@ -68,6 +68,12 @@ case "replay":
 case "dispute":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
+case "partition":
+    // ledger-bench partition: appends, verify, rebuild, disputes and sizes at the log's size.
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    try await PartitionBench.run(
+        conninfo: conninfo, appendSeconds: Double(environment["BENCH_SECONDS"] ?? "") ?? 10,
+        disputes: Int(environment["BENCH_DISPUTES"] ?? "") ?? 1_000)
 case "console":
     // ledger-bench console [REQUESTS]: the console's pages on the log replay-grow made.
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
