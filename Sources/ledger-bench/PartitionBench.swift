@@ -25,7 +25,7 @@ enum PartitionBench {
             }
         }
         // Appends first, while the caches hold what a live server's would.
-        let rate = try await StoreBench.appends(store: store, callers: 8, seconds: appendSeconds)
+        let rate = try await StoreBench.appends(store: store, callers: 8, seconds: appendSeconds, type: "BenchAppended")
         let verifyStarted = ContinuousClock.now
         let outcome = try await ChainVerifier(pool: pool).verify()
         let verifySeconds = (ContinuousClock.now - verifyStarted).seconds

@@ -84,7 +84,9 @@ enum StoreBench {
     }
 
     /// Single-event appends, each awaited (durable) before the caller sends the next.
-    static func appends(store: EventStore, callers: Int, seconds: Double) async throws -> Double {
+    /// `type`: a log the ledger will fold later (the partition bench) gets a type it does not
+    /// know, kept as `.unknown`, so its rebuild is not stopped by these payloads.
+    static func appends(store: EventStore, callers: Int, seconds: Double, type: String = "PurchaseDelivered") async throws -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + .milliseconds(Int(seconds * 1000))
@@ -94,7 +96,7 @@ enum StoreBench {
                     var n = 0
                     while clock.now < deadline {
                         try await store.append(
-                            [NewEvent(type: "PurchaseDelivered", payload: payload)], to: "bench-\(runID)-\(callers)-\(caller)-\(n)",
+                            [NewEvent(type: type, payload: payload)], to: "bench-\(runID)-\(callers)-\(caller)-\(n)",
                             expecting: .noStream)
                         n += 1
                     }
