@@ -23,9 +23,12 @@ public final class ReplicaReads: Sendable {
 
     public func close() async { await connections.close() }
 
-    /// The primary's current WAL write position, as text (`0/16B3748`).
+    /// The primary's current WAL insert position, as text (`0/16B3748`). The insert position,
+    /// not the write position: the projections commit without waiting for their WAL flush
+    /// (`SQL.commitWithoutWaitingForFlush`), so their commit record may not be written yet when
+    /// the read begins, and a standby caught up with the write position could still lack it.
     static func currentLSN(on primary: ConnectionPool) async throws -> String {
-        try await primary.withConnection { try $0.query("SELECT pg_current_wal_lsn()::text")[0].decode(0) }
+        try await primary.withConnection { try $0.query("SELECT pg_current_wal_insert_lsn()::text")[0].decode(0) }
     }
 
     /// The standby pool once it has replayed `lsn`, else `primary`.

@@ -51,7 +51,7 @@ struct LedgerHarness: Sendable {
     static func with<T>(
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
-        askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false,
+        askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false, readDatabase: String? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -62,7 +62,7 @@ struct LedgerHarness: Sendable {
         let settings = Settings(
             policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
             verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
-            secureCookies: secureCookies)
+            secureCookies: secureCookies, readDatabase: readDatabase)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -102,6 +102,8 @@ struct LedgerHarness: Sendable {
         /// The console's cookies with `Secure` (as in production); off by default, since the
         /// tests' browser talks plain HTTP.
         var secureCookies: Bool
+        /// Standbys for reads (`DATABASE_READ_URL`), for the high-availability tests.
+        var readDatabase: String?
     }
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -134,6 +136,7 @@ struct LedgerHarness: Sendable {
         configuration.ledger.reconcileInterval = nil
         configuration.ledger.refundPreference = settings.refundPreference
         configuration.consoleInsecureCookies = !settings.secureCookies
+        configuration.readConninfo = settings.readDatabase
         if settings.askApple {
             configuration.serverAPI = ServerAPIConfiguration(
                 issuerId: issuerId, keyId: keyId, privateKeyPEM: privateKeyPEM, bundleId: bundleId, baseURL: apple.baseURL,

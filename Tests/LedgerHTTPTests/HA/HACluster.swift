@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Postgres
+import TestSupport
+import Testing
+
+/// The pg_auto_failover set `Tools/test` starts with `Tools/cluster up` (a monitor, a primary and
+/// a synchronous secondary on loopback) and names in `PL_HA_DATABASE_URL` (both hosts,
+/// `target_session_attrs=read-write`) and `PL_HA_DATABASE_READ_URL` (the standby side). The tests
+/// kill and bring back its servers through `Tools/cluster`.
+enum HACluster {
+    static let environment = ProcessInfo.processInfo.environment
+    static var writeURL: String? { environment["PL_HA_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    static var readURL: String? { environment["PL_HA_DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// Under CI the set must be there (Tools/test starts it): its absence fails the suite. By
+    /// hand without it, the suite is disabled and says how to run it.
+    static var required: ConditionTrait {
+        .enabled("needs Tools/cluster up and PL_HA_DATABASE_URL (Tools/test sets both)") {
+            if writeURL != nil { return true }
+            let ci = (environment["CI"] ?? "").lowercased()
+            return !ci.isEmpty && !["0", "false", "no"].contains(ci)
+        }
+    }
+
+    static func requireURLs() throws -> (write: String, read: String) {
+        guard let write = writeURL, let read = readURL else {
+            throw HAClusterError("PL_HA_DATABASE_URL and PL_HA_DATABASE_READ_URL are not set: run the tests through Tools/test, which starts Tools/cluster")
+        }
+        return (write, read)
+    }
+
+    /// The repository's root, where `Tools/cluster` is.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs `Tools/cluster ARGUMENTS` and returns its output; fails on a non-zero exit.
+    ///
+    /// Spawned and waited for by hand (posix_spawn, then waitpid on a thread of its own), not
+    /// with Foundation's `Process`: `rejoin` leaves a keeper daemon running, and a `Process`
+    /// whose child left a daemon behind was seen never to report the child's exit (a zombie).
+    @discardableResult
+    static func run(_ arguments: String...) async throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("out")
+        let script = root.appendingPathComponent("Tools/cluster").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([script] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, script, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw HAClusterError("could not run \(script): errno \(spawned)") }
+        let child = pid
+        let status: Int32 = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+                continuation.resume(returning: status)
+            }
+        }
+        let output = String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self)
+        // WIFEXITED / WEXITSTATUS, which do not import into Swift.
+        let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            throw HAClusterError("Tools/cluster \(arguments.joined(separator: " ")) ended with status \(status):\n\(output)")
+        }
+        return output
+    }
+
+    /// Runs `body` with a fresh schema on the set (through the multi-host URLs), dropped after.
+    static func withSchema<T>(_ body: (_ conninfo: String, _ readConninfo: String) async throws -> T) async throws -> T {
+        let (write, read) = try requireURLs()
+        let schema = "ha_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        let admin = ConnectionPool(conninfo: write, maxConnections: 1, logger: TestDatabase.logger)
+        try await admin.withConnection { try $0.execute("CREATE SCHEMA \(identifier: String(schema))") }
+        let conninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: write)
+        let readConninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: read)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(conninfo, readConninfo))
+        } catch {
+            result = .failure(error)
+        }
+        _ = try? await admin.withConnection { try $0.execute("DROP SCHEMA \(identifier: String(schema)) CASCADE") }
+        await admin.close()
+        return try result.get()
+    }
+}
+
+struct HAClusterError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
