@@ -42,7 +42,11 @@ struct DemoCommand: AsyncParsableCommand {
             let conninfo = used ? try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo) : adminConninfo
             _ = try await withPool(conninfo, logger: logger) { pool in try await Migrator().migrate(pool: pool, logger: logger) }
             print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
-            try await Self.play(conninfo: conninfo, serve: serveAfter, logger: logger)
+            // `Tools/demo --ha`: reads from the standby, as `serve` does with DATABASE_READ_URL.
+            let read = try ProcessInfo.processInfo.environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }.map {
+                used ? try Conninfo.addingOptions("-c search_path=\(schema)", to: $0) : $0
+            }
+            try await Self.play(conninfo: conninfo, readConninfo: read, serve: serveAfter, logger: logger)
         }
     }
 
@@ -59,7 +63,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// The ledger's server and the Apple simulator, the demo's purchases through the API, and,
     /// with `serve`, both kept up until Ctrl-C.
-    private static func play(conninfo: String, serve: Bool, logger: Logger) async throws {
+    private static func play(conninfo: String, readConninfo: String?, serve: Bool, logger: Logger) async throws {
         let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(UUID().uuidString).json")
         try Data(DemoScript.catalog.utf8).write(to: catalogFile)
         defer { try? FileManager.default.removeItem(at: catalogFile) }
@@ -85,6 +89,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.ledger.reconcileInterval = nil
         // Plain HTTP on this machine: a Secure cookie would never come back.
         configuration.consoleInsecureCookies = true
+        configuration.readConninfo = readConninfo
         let server: RunningLedgerServer
         do {
             server = try await LedgerServer(configuration: configuration, logger: logger).start()

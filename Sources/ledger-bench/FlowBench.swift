@@ -58,7 +58,7 @@ enum FlowBench {
         return String(format: "%.0f %.2f %.2f %d", rate, p50, p99, delivered)
     }
 
-    private static func prepare(count: Int, server: RunningLedgerServer, simulator: AppleSimulator) async throws -> [(user: String, receipt: String, transaction: String)] {
+    static func prepare(count: Int, server: RunningLedgerServer, simulator: AppleSimulator) async throws -> [(user: String, receipt: String, transaction: String)] {
         try await withThrowingTaskGroup(of: [(String, String, String)].self) { group in
             let workers = 8
             for worker in 0..<workers {

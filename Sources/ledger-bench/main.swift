@@ -68,6 +68,11 @@ case "replay":
 case "dispute":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
+case "failover":
+    // ledger-bench failover [BEFORE AFTER]: kill the primary of Tools/cluster mid-load.
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    try await FailoverBench.run(
+        conninfo: conninfo, before: Double(arguments.dropFirst().first ?? "") ?? 5, after: Double(arguments.dropFirst(2).first ?? "") ?? 20)
 case "partition":
     // ledger-bench partition: appends, verify, rebuild, disputes and sizes at the log's size.
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }

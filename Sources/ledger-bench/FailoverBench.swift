@@ -1,0 +1,99 @@
+import AppleSimulator
+import AppStoreClient
+import AsyncHTTPClient
+import Foundation
+import LedgerHTTP
+import LedgerService
+import LedgerStore
+import Logging
+import NIOCore
+import Synchronization
+import X509
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `Tools/bench ha`, second part: how long purchases stop when the primary dies. 8 clients
+/// submit receipts (bought up front) through the real server on the pg_auto_failover set,
+/// retrying what gets no 2xx; after `before` seconds the primary's node is killed
+/// (`Tools/cluster kill-primary`). Prints "KILL_TO_FIRST_2XX_S RETRIED DELIVERED".
+enum FailoverBench {
+    static func run(conninfo: String, before: Double, after: Double) async throws {
+        var logger = Logger(label: "bench.failover")
+        logger.logLevel = .critical
+        let (schemaConninfo, pool) = try await migratedSchema("failover", conninfo: conninfo, logger: logger)
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
+        let server = try await LedgerServer(
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, conninfo: schemaConninfo, tokens: try APITokens(parsing: "\(FlowBench.token):app"),
+                ledger: LedgerConfiguration(bundleId: "com.example.app"),
+                verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16),
+            logger: logger
+        ).start()
+        _ = try await server.service.loadCatalog(Data(FlowBench.catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+        let purchases = try await FlowBench.prepare(count: Int((before + after + 60) * 400), server: server, simulator: apple.simulator)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let shared = Shared()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    while true {
+                        if let stop = shared.end.withLock({ $0 }), ContinuousClock.now > stop { return }
+                        let index = shared.state.withLock { s -> Int in s.next += 1; return s.next - 1 }
+                        guard index < purchases.count else { return }
+                        while true {
+                            let started = ContinuousClock.now
+                            do {
+                                try await FlowBench.submit(purchases[index], to: server.baseURL, client: client)
+                                shared.state.withLock { s in
+                                    s.delivered += 1
+                                    if let killed = s.killedAt, started > killed, s.firstAfter == nil { s.firstAfter = .now }
+                                }
+                                break
+                            } catch {
+                                shared.state.withLock { $0.retried += 1 }
+                                try? await Task.sleep(for: .milliseconds(100))
+                            }
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(before * 1000)))
+                _ = try? killPrimary()
+                shared.state.withLock { $0.killedAt = .now }
+                shared.end.withLock { $0 = ContinuousClock.now + .milliseconds(Int(after * 1000)) }
+            }
+        }
+        try await client.shutdown()
+        try await server.stop()
+        try await apple.stop()
+        await pool.close()
+        let s = shared.state.withLock { $0 }
+        guard let killed = s.killedAt, let first = s.firstAfter else { throw BenchError("no 2xx after the kill within \(after) s") }
+        print(String(format: "%.2f %d %d", (first - killed).seconds, s.retried, s.delivered))
+    }
+
+    struct State { var next = 0; var killedAt: ContinuousClock.Instant?; var firstAfter: ContinuousClock.Instant?; var retried = 0; var delivered = 0 }
+
+    /// What the clients and the killer share.
+    final class Shared: Sendable {
+        let state = Mutex(State())
+        let end = Mutex<ContinuousClock.Instant?>(nil)
+    }
+
+    /// `Tools/cluster kill-primary`, spawned and waited for by hand (it must run from the
+    /// repository's root, as Tools/bench does).
+    static func killPrimary() throws {
+        var pid: pid_t = 0
+        let words: [String] = ["Tools/cluster", "kill-primary"]
+        let argv = words.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawn(&pid, "Tools/cluster", nil, nil, argv, environ) == 0 else { throw BenchError("cannot run Tools/cluster") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else { throw BenchError("Tools/cluster kill-primary failed (\(status))") }
+    }
+}
