@@ -92,7 +92,8 @@ extension PurchaseService {
                       first.documentSha256 == submitted.documentSha256, first.kind == submitted.kind,
                       kind == .signedTransaction || first.transactionId == submitted.transactionId else { return nil }
                 let original = Submission(submissionId: first.submissionId, userId: first.userId, orderId: first.orderId, transactionId: first.transactionId)
-                return .some(try await settledOutcome(of: original, after: 1) ?? .pending(retryAfterSeconds: configuration.retry.clientRetryAfterSeconds))
+                if let settled = try await settledOutcome(of: original, after: 1) { return .some(settled) }
+                return .some(try await decideAbandoned(first, original: original, metadata: metadata))
             }
         ) {
             try await log.append(
@@ -101,6 +102,22 @@ extension PurchaseService {
             return .some(nil)
         }
         return first ?? nil
+    }
+
+    /// A submission an earlier request with the same Idempotency-Key recorded and never decided:
+    /// that request is gone (a failover or a crash cut it off between the two appends) or is still
+    /// deciding. The client is asking again, so it is decided now instead of after the retry
+    /// worker's grace for abandoned submissions. Two deciders race safely: each appends expecting
+    /// the submission's version 1, and the loser reads the winner's answer.
+    func decideAbandoned(_ first: ReceiptSubmitted, original: Submission, metadata: RequestMetadata) async throws -> SubmissionOutcome {
+        let waiting = SubmissionOutcome.pending(retryAfterSeconds: configuration.retry.clientRetryAfterSeconds)
+        // Anything after the ReceiptSubmitted (Apple's answers, a pending mark) is the worker's.
+        guard try await log.read(stream: Streams.submission(first.submissionId)).count == 1 else { return waiting }
+        do {
+            return try await resume(first, attempt: 1, at: 1, metadata: metadata) ?? waiting
+        } catch EventStoreError.Code.wrongExpectedVersion {
+            return try await settledOutcome(of: original, after: 1) ?? waiting
+        }
     }
 
     /// Asks Apple about a recorded receipt and records every attempt and the outcome, the

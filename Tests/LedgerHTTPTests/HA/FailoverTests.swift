@@ -50,7 +50,7 @@ struct FailoverTests {
         #expect(storm.delivered == purchases)
         let recovery = try #require(storm.killToFirstSuccess)
         #expect(recovery < .seconds(60), "the first 2xx after the kill took \(recovery)")
-        print("failover round \(prefix): \(purchases) purchases in \(ContinuousClock.now - began), \(storm.retried) retried calls, first 2xx \(recovery) after the kill")
+        print("failover round \(prefix): \(purchases) purchases in \(ContinuousClock.now - began), \(storm.retried) retried calls (\(storm.reasons.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))), first 2xx \(recovery) after the kill")
 
         // The new primary's log: each purchase delivered exactly once, its order created once.
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)

@@ -22,6 +22,8 @@ final class PurchaseStorm: Sendable {
         var firstSuccessAfterKill: ContinuousClock.Instant?
         var killedAt: ContinuousClock.Instant?
         var retried = 0
+        /// Why calls were retried: "503 database_unavailable", "no answer", ...
+        var reasons: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -37,6 +39,7 @@ final class PurchaseStorm: Sendable {
     var purchases: [Purchase] { state.withLock { $0.done } }
     var failures: [String] { state.withLock { $0.failures } }
     var retried: Int { state.withLock { $0.retried } }
+    var reasons: [String: Int] { state.withLock { $0.reasons } }
     func markKilled() { state.withLock { $0.killedAt = ContinuousClock.now } }
     var killToFirstSuccess: Duration? {
         state.withLock { s in s.killedAt.flatMap { k in s.firstSuccessAfterKill.map { $0 - k } } }
@@ -112,10 +115,13 @@ final class PurchaseStorm: Sendable {
                 guard [503, 202].contains(answer.status) else {
                     throw HAClusterError("\(what) answered \(answer.status) \(answer.json)")
                 }
+                let reason = "\(answer.status) \(answer.errorCode ?? answer.outcome ?? "")"
+                state.withLock { $0.reasons[reason, default: 0] += 1 }
             } catch let error as HAClusterError {
                 throw error
             } catch {
                 // No answer at all (the server's pool was mid-reconnect, a time-out): try again.
+                state.withLock { $0.reasons["no answer: \(type(of: error))", default: 0] += 1 }
             }
             state.withLock { $0.retried += 1 }
             guard ContinuousClock.now < end else { throw HAClusterError("\(what) got no 2xx before the deadline (\(attempts) attempts)") }
