@@ -91,7 +91,13 @@ enum FailoverBench {
         let words: [String] = ["Tools/cluster", "kill-primary"]
         let argv = words.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        guard posix_spawn(&pid, "Tools/cluster", nil, nil, argv, environ) == 0 else { throw BenchError("cannot run Tools/cluster") }
+        // Its output (the killed node's name) goes to standard error: standard output is the
+        // figure Tools/bench reads.
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        guard posix_spawn(&pid, "Tools/cluster", &actions, nil, argv, environ) == 0 else { throw BenchError("cannot run Tools/cluster") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         guard status == 0 else { throw BenchError("Tools/cluster kill-primary failed (\(status))") }
