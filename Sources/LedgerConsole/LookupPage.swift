@@ -88,8 +88,7 @@ struct LookupPage: Sendable {
             }
         }
         var ownerships: [[String: Any]] = []
-        for original in originals.prefix(20) {
-            guard let view = try await console.reads.ownership(original) else { continue }
+        for view in try await console.reads.ownerships(Array(originals.prefix(20))) {
             ownerships.append([
                 "originalTransactionId": view.originalTransactionId, "productId": view.productId, "owner": view.ownerUserId ?? "nobody",
                 "appleAccount": view.appleAccount ?? "",

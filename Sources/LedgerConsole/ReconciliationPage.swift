@@ -22,7 +22,7 @@ struct ReconciliationPage: Sendable {
                 "reports": reports.map { recorded, report in
                     ["sha256": report.documentSha256, "kind": report.kind, "periodStart": report.periodStart, "periodEnd": report.periodEnd,
                      "fileName": report.fileName ?? "", "lines": report.lines.count,
-                     "recordedAt": SubscriptionsPage.iso8601(recorded)] as [String: Any]
+                     "recordedAt": Timestamps.iso8601(recorded)] as [String: Any]
                 },
             ])
         } }

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Hummingbird
 import Ledger
@@ -71,23 +72,21 @@ struct RevenuePage: Sendable {
     }
 }
 
-/// Days as the reports write them, in UTC.
+/// Days of the revenue form, in UTC as the reports write them (`RevenueDay`).
 enum ConsoleDates {
-    static func day(_ date: Date) -> String {
-        let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
-        return String(format: "%04d-%02d-%02d", c.year ?? 1970, c.month ?? 1, c.day ?? 1)
+    static func day(_ date: Date) -> String { RevenueDay.of(Millis.of(date)) }
+
+    /// Days from `from` to `to`, both included; 0 when either is not a date.
+    static func days(from: String, to: String) -> Int {
+        guard let a = date(from), let b = date(to) else { return 0 }
+        return Int(b.timeIntervalSince(a) / 86_400) + 1
     }
 
-    static func date(_ day: String) -> Date? {
+    private static func date(_ day: String) -> Date? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd"
         return formatter.date(from: day)
-    }
-
-    static func days(from: String, to: String) -> Int {
-        guard let a = date(from), let b = date(to) else { return 0 }
-        return Int(b.timeIntervalSince(a) / 86_400) + 1
     }
 }

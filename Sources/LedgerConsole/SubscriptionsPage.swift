@@ -59,7 +59,7 @@ struct SubscriptionsPage: Sendable {
                 "title": title, "count": items.count,
                 "items": items.prefix(1000).map { item in
                     ["originalTransactionId": item.originalTransactionId, "productId": item.productId, "userId": item.userId,
-                     "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(Self.iso8601) ?? "",
+                     "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(Timestamps.iso8601) ?? "",
                      "autoRenew": item.autoRenew.map { $0 ? "on" : "off" } ?? "unknown",
                      "monthly": item.monthly.map { "\($0.decimal) \($0.currency)" } ?? ""] as [String: Any]
                 },
@@ -67,10 +67,5 @@ struct SubscriptionsPage: Sendable {
             ] as [String: Any]
         }
         return console.renderer.page("subscriptions", title: "Subscriptions", area: .subscriptions, session: session, values: values)
-    }
-
-    static func iso8601(_ ms: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
     }
 }

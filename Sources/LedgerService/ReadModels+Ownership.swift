@@ -30,29 +30,39 @@ public struct AppleAccountView: Sendable, Hashable {
 extension ReadModels {
     /// Nil when the ledger holds no purchase with that `original_transaction_id`.
     public func ownership(_ originalTransactionId: String) async throws -> OwnershipView? {
+        try await ownerships([originalTransactionId]).first
+    }
+
+    /// The ownership of each of `originalTransactionIds` the ledger holds, in their order, read
+    /// once the projections hold the log as it stood at the call (one wait, one connection).
+    public func ownerships(_ originalTransactionIds: [String]) async throws -> [OwnershipView] {
         try await mappingDatabaseErrors {
             let pool = try await consistentPool()
             return try await pool.withConnection { connection in
-                guard let row = try connection.query("""
-                    SELECT product_id, owner_user_id FROM projection_ownership WHERE original_transaction_id = \(originalTransactionId)
-                    """).first
-                else { return nil }
-                let history = try connection.query("""
-                    SELECT position, recorded_at_ms, user_id, reason FROM projection_ownership_history
-                    WHERE original_transaction_id = \(originalTransactionId) ORDER BY position
-                    """).map { change in
-                    OwnershipView.Change(
-                        position: try change.decode(0), recordedAt: Timestamps.iso8601(try change.decode(1)),
-                        userId: try change.decode(2), reason: try change.decode(3))
-                }
-                let account = try connection.query("""
-                    SELECT \(fragment: Self.accountName) FROM projection_apple_account_members g WHERE original_transaction_id = \(originalTransactionId)
-                    """).first
-                return OwnershipView(
-                    originalTransactionId: originalTransactionId, productId: try row.decode(0), ownerUserId: try row.decode(1),
-                    appleAccount: try account?.decode(0), history: history)
+                try originalTransactionIds.compactMap { try Self.ownership($0, on: connection) }
             }
         }
+    }
+
+    static func ownership(_ originalTransactionId: String, on connection: Connection) throws -> OwnershipView? {
+        guard let row = try connection.query("""
+            SELECT product_id, owner_user_id FROM projection_ownership WHERE original_transaction_id = \(originalTransactionId)
+            """).first
+        else { return nil }
+        let history = try connection.query("""
+            SELECT position, recorded_at_ms, user_id, reason FROM projection_ownership_history
+            WHERE original_transaction_id = \(originalTransactionId) ORDER BY position
+            """).map { change in
+            OwnershipView.Change(
+                position: try change.decode(0), recordedAt: Timestamps.iso8601(try change.decode(1)),
+                userId: try change.decode(2), reason: try change.decode(3))
+        }
+        let account = try connection.query("""
+            SELECT \(fragment: Self.accountName) FROM projection_apple_account_members g WHERE original_transaction_id = \(originalTransactionId)
+            """).first
+        return OwnershipView(
+            originalTransactionId: originalTransactionId, productId: try row.decode(0), ownerUserId: try row.decode(1),
+            appleAccount: try account?.decode(0), history: history)
     }
 
     /// The Apple account named `name`: its `appTransactionId`, or `otx:` and any of its

@@ -2,6 +2,7 @@ import AppStoreClient
 import AsyncHTTPClient
 import EventStore
 import Foundation
+import Ledger
 import LedgerHTTP
 import LedgerService
 import Logging
@@ -53,7 +54,7 @@ enum ConsoleBench {
             let n = purchases / 2
             let transaction = String(2_000_000_000_000 + n * 4)
             let user = "user-\(n % 50_000)"
-            let last = RevenueDayText.of(now)
+            let last = RevenueDay.of(now)
             let probes = [
                 Probe(name: "revenue by day, 90 days", page: "/console/revenue?from=2026-01-01&to=\(last)&group_by=day&environment=Production",
                       json: "/v1/reports/revenue?from=2026-01-01&to=\(last)&group_by=day"),
@@ -149,13 +150,5 @@ enum ConsoleBench {
             throw BenchError("the report upload answered \(answer.status.code)")
         }
         return String(sha)
-    }
-}
-
-/// `YYYY-MM-DD` (UTC) of an instant in ms.
-enum RevenueDayText {
-    static func of(_ ms: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        return String(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ms) / 1000)).prefix(10))
     }
 }

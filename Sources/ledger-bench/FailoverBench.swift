@@ -23,16 +23,7 @@ enum FailoverBench {
         var logger = Logger(label: "bench.failover")
         logger.logLevel = .critical
         let (schemaConninfo, pool) = try await migratedSchema("failover", conninfo: conninfo, logger: logger)
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
-        let server = try await LedgerServer(
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, conninfo: schemaConninfo, tokens: try APITokens(parsing: "\(FlowBench.token):app"),
-                ledger: LedgerConfiguration(bundleId: "com.example.app"),
-                verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16),
-            logger: logger
-        ).start()
-        _ = try await server.service.loadCatalog(Data(FlowBench.catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+        let (apple, server) = try await FlowBench.startServers(conninfo: schemaConninfo, logger: logger)
         let purchases = try await FlowBench.prepare(count: Int((before + after + 60) * 400), server: server, simulator: apple.simulator)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let shared = Shared()

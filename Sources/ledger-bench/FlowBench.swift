@@ -27,16 +27,7 @@ enum FlowBench {
         // A schema of this round's own: the simulator's ids start afresh in every process.
         let (schemaConninfo, pool) = try await migratedSchema("flow", conninfo: conninfo, logger: logger)
 
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
-        let server = try await LedgerServer(
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, conninfo: schemaConninfo, tokens: try APITokens(parsing: "\(token):app"),
-                ledger: LedgerConfiguration(bundleId: "com.example.app"),
-                verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16),
-            logger: logger
-        ).start()
-        _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+        let (apple, server) = try await startServers(conninfo: schemaConninfo, logger: logger)
 
         // Enough purchases for the round, bought up front (orders through the service, as the
         // app's backend would have created them before the client paid).
@@ -80,6 +71,22 @@ enum FlowBench {
             for try await some in group { all += some.map { (user: $0.0, receipt: $0.1, transaction: $0.2) } }
             return all
         }
+    }
+
+    /// The simulator and a ledger server on `conninfo` with the bench's catalog loaded: the
+    /// setup of the flow and failover benches.
+    static func startServers(conninfo: String, logger: Logger) async throws -> (RunningAppleSimulator, RunningLedgerServer) {
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
+        let server = try await LedgerServer(
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),
+                ledger: LedgerConfiguration(bundleId: "com.example.app"),
+                verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16),
+            logger: logger
+        ).start()
+        _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+        return (apple, server)
     }
 
     static func submit(_ purchase: (user: String, receipt: String, transaction: String), to base: String, client: HTTPClient) async throws {
