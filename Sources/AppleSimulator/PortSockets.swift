@@ -13,15 +13,26 @@ enum PortSockets {
     /// "LISTEN ×1, FIN_WAIT2 ×2" for the sockets whose local port is `port`; nil where
     /// /proc/net is not readable (not Linux).
     static func describe(port: Int) -> String? {
-        let tables = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        let tables = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap(readWhole)
         guard !tables.isEmpty else { return nil }
         let wanted = String(format: "%04X", port)
         var counts: [String: Int] = [:]
-        for line in tables.joined(separator: "\n").split(separator: "\n").dropFirst() {
+        for line in tables.flatMap({ $0.split(separator: "\n").dropFirst() }) {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count > 3, fields[1].split(separator: ":").last == Substring(wanted) else { continue }
             counts[states[String(fields[3])] ?? String(fields[3]), default: 0] += 1
         }
         return counts.isEmpty ? "no socket" : counts.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+    }
+
+    /// A /proc file read until its end: they report a size of 0 and are generated a page at a
+    /// time, so a read sized by the file's length can stop after the first page and miss the
+    /// sockets listed after it (seen: a listening socket reported as "no socket" under load).
+    static func readWhole(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var data = Data()
+        while let chunk = try? handle.read(upToCount: 65_536), !chunk.isEmpty { data.append(chunk) }
+        return String(decoding: data, as: UTF8.self)
     }
 }
