@@ -3,6 +3,10 @@ import PackageDescription
 
 // Dependencies point inward (ARCHITECTURE §2): Postgres knows only libpq, EventStore only
 // Postgres, AppStore only Apple's formats; the executable is a thin shell over PurchaseLedgerCLI.
+// Every target of ours builds with warnings as errors: a fresh build has none, and CI fails on a
+// new one (SE-0480; packages we depend on are not affected).
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
 let package = Package(
     name: "PurchaseLedger",
     platforms: [.macOS(.v15)],
@@ -15,7 +19,10 @@ let package = Package(
         .library(name: "AppleSimulator", targets: ["AppleSimulator"]),
         .library(name: "Ledger", targets: ["Ledger"]),
         .library(name: "LedgerStore", targets: ["LedgerStore"]),
+        .library(name: "LedgerProjections", targets: ["LedgerProjections"]),
+        .library(name: "LedgerQueries", targets: ["LedgerQueries"]),
         .library(name: "LedgerService", targets: ["LedgerService"]),
+        .library(name: "LedgerWorkers", targets: ["LedgerWorkers"]),
         .library(name: "LedgerConsole", targets: ["LedgerConsole"]),
         .library(name: "LedgerHTTP", targets: ["LedgerHTTP"]),
     ],
@@ -50,11 +57,17 @@ let package = Package(
             dependencies: [
                 "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
+        // The one way the tests, the benches and the embedded cluster start processes:
+        // posix_spawn with nothing inherited above standard error, waited for off the
+        // cooperative pool.
+        .target(name: "Spawning", swiftSettings: strict),
         .target(
             name: "EmbeddedPostgres",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["Spawning", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
         ),
         .target(
             name: "EventStore",
@@ -72,7 +85,8 @@ let package = Package(
             resources: [.copy("migrations")]
         ),
         // Apple's formats: models, decoding, signed-data verification at a given time. No
-        // network: the domain (Ledger) depends on this alone, and the compiler keeps it so.
+        // network, no clock, no files (time comes in as a WallClock, certificates as bytes): the
+        // domain (Ledger) depends on this alone, and the compiler keeps it so.
         .target(
             name: "AppStore",
             dependencies: [
@@ -80,20 +94,23 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
-        // Apple's services asked over HTTP: verifyReceipt (and the App Store Server API next).
+        // Apple's services asked over HTTP: verifyReceipt and the App Store Server API.
         .target(
             name: "AppStoreClient",
             dependencies: [
                 "AppStore",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .target(
             name: "AppleSimulator",
@@ -109,10 +126,11 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // The domain, pure: events, decisions, projections as folds. No I/O.
-        .target(name: "Ledger", dependencies: ["AppStore"]),
+        .target(name: "Ledger", dependencies: ["AppStore"], swiftSettings: strict),
         // The ledger's log: typed appends, and every question the flow asks of `events` and
         // `documents` (LedgerReads). The only module above EventStore that writes SQL on them.
         .target(
@@ -120,9 +138,32 @@ let package = Package(
             dependencies: [
                 "Ledger", "EventStore", "Postgres", "AppStore",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: strict
         ),
-        // The purchase flow wired to the store and Apple: commands, retry worker, projection runner.
+        // The projection machinery and the projections' SQL: the runner that follows the log,
+        // the batched row changes, blue/green replay and its comparison. Changes when a read
+        // model's tables or the way they are written change; knows nothing of commands or HTTP.
+        .target(
+            name: "LedgerProjections",
+            dependencies: [
+                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The read models and reports: queries over the projections' tables, read-your-writes
+        // (waiting on the runner, or on a standby's replay), revenue and its CSV, timelines.
+        .target(
+            name: "LedgerQueries",
+            dependencies: [
+                "LedgerProjections", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The commands: the purchase flow wired to the store and Apple (orders, receipts,
+        // notifications, spends, restores, imports), each decided by Ledger and appended.
         .target(
             name: "LedgerService",
             dependencies: [
@@ -132,7 +173,19 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
+        ),
+        // The workers `serve` runs beside the routes, each a loop over the commands: the retry
+        // of pending receipts, reconciliation with Apple's notification history, consumption
+        // answers (and next the price-point and webhook workers).
+        .target(
+            name: "LedgerWorkers",
+            dependencies: [
+                "LedgerService", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
         ),
         // The web console for finance and support (server-rendered HTML, sessions, CSRF): the
         // read models and reports the API serves, shown to people. Knows nothing of tokens'
@@ -140,7 +193,7 @@ let package = Package(
         .target(
             name: "LedgerConsole",
             dependencies: [
-                "LedgerService", "LedgerStore", "Ledger", "AppStore", "Postgres",
+                "LedgerQueries", "LedgerService", "LedgerStore", "Ledger", "AppStore", "Postgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
@@ -149,12 +202,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("Templates"), .copy("Static")]
+            resources: [.copy("Templates"), .copy("Static")],
+            swiftSettings: strict
         ),
         .target(
             name: "LedgerHTTP",
             dependencies: [
-                "LedgerConsole", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                "LedgerConsole", "LedgerWorkers", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -168,24 +222,26 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("Resources/openapi.yaml")]
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: strict
         ),
         .target(
             name: "PurchaseLedgerCLI",
             dependencies: [
-                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerService", "LedgerHTTP",
+                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerService", "LedgerHTTP",
+                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerHTTP", "Spawning",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -194,33 +250,38 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "purchase-ledger",
-            dependencies: ["PurchaseLedgerCLI"]
+            dependencies: ["PurchaseLedgerCLI"],
+            swiftSettings: strict
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "EventStore", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/TestSupport"
+            dependencies: ["Postgres", "EventStore", "Spawning", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
         ),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "TestSupport"]),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "TestSupport"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "AppStoreClient", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")]
+            dependencies: ["AppStore", "AppStoreClient", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "AppleSimulatorTests",
-            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            swiftSettings: strict
         ),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Postgres", "EventStore"]),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Spawning", "Postgres", "EventStore"], swiftSettings: strict),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"], swiftSettings: strict),
         .testTarget(
             name: "LedgerHTTPTests",
             dependencies: [
-                "LedgerHTTP", "LedgerConsole", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "EmbeddedPostgres",
+                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -228,7 +289,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            swiftSettings: strict
         ),
     ],
     swiftLanguageModes: [.v6]

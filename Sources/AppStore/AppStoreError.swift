@@ -37,7 +37,7 @@ public struct AppStoreError: Error, Hashable, Sendable, CustomStringConvertible,
         public static let invalidRequest = Code(rawValue: "invalid_request")
 
         // Signed data (JWS); all permanent.
-        /// Not three base64url segments, a header or payload that is not JSON, or `alg` not ES256.
+        /// Not three base64url segments, a header that is not JSON, or `alg` not ES256.
         public static let invalidJWSFormat = Code(rawValue: "invalid_jws_format")
         /// The header has no `x5c` certificate chain (or not leaf + intermediate + root).
         public static let missingCertificateChain = Code(rawValue: "missing_certificate_chain")
@@ -52,6 +52,10 @@ public struct AppStoreError: Error, Hashable, Sendable, CustomStringConvertible,
         public static let bundleIDMismatch = Code(rawValue: "bundle_id_mismatch")
         /// The payload is for another environment (Sandbox vs Production).
         public static let environmentMismatch = Code(rawValue: "environment_mismatch")
+        /// The signature and its chain verify, but the payload is not the JSON Apple documents
+        /// (a field of another type, a payload that is not an object): Apple signed it, this
+        /// build cannot read it. Never reported as a bad signature.
+        public static let unreadablePayload = Code(rawValue: "unreadable_payload")
     }
 
     public var code: Code
@@ -89,6 +93,16 @@ extension AppStoreError {
     /// Wraps a `DecodingError` keeping only its kind and coding path: the error's own message can
     /// quote values from the body, and bodies carry receipts.
     static func malformedBody(_ what: String, _ error: any Error) -> AppStoreError {
+        AppStoreError(.malformedBody, "\(what) is not valid JSON of the expected shape", underlying: decodingDetail(error))
+    }
+
+    /// A verified payload `what` that does not decode (`.unreadablePayload`), with the same
+    /// detail as `malformedBody`: the kind and coding path, never a value.
+    static func unreadablePayload(_ what: String, _ error: any Error) -> AppStoreError {
+        AppStoreError(.unreadablePayload, "\(what) is signed by a trusted chain but is not the JSON shape expected", underlying: decodingDetail(error))
+    }
+
+    private static func decodingDetail(_ error: any Error) -> String {
         let detail: String
         switch error {
         case DecodingError.dataCorrupted(let context):
@@ -102,7 +116,7 @@ extension AppStoreError {
         default:
             detail = String(describing: type(of: error))
         }
-        return AppStoreError(.malformedBody, "\(what) is not valid JSON of the expected shape", underlying: detail)
+        return detail
     }
 
     private static func path(_ codingPath: [any CodingKey]) -> String {

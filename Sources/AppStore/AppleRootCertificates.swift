@@ -74,34 +74,20 @@ public enum AppleRootCertificates {
         return certificates
     }
 
-    /// Loads certificates from files, DER or PEM (several PEM blocks per file allowed).
-    public static func load(paths: [String]) throws(AppStoreError) -> [Certificate] {
-        var certificates: [Certificate] = []
-        for path in paths {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw AppStoreError(.invalidConfiguration, "cannot read root certificate file \(path)")
-            }
-            if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
-                do {
-                    certificates += try PEMDocument.parseMultiple(pemString: text)
-                        .filter { $0.discriminator == "CERTIFICATE" }
-                        .map { try Certificate(derEncoded: $0.derBytes) }
-                } catch {
-                    throw AppStoreError(.invalidConfiguration, "root certificate file \(path) is not valid PEM", underlying: "\(error)")
-                }
-            } else {
-                certificates.append(try certificate(der: Array(data), source: path))
+    /// Parses the contents of a certificate file held in memory, DER or PEM (several PEM blocks
+    /// allowed); `source` names it in errors. Reading the file is the caller's: this module reads
+    /// no files (`AppStoreClient`'s `load(paths:)` does).
+    public static func certificates(fileContents data: [UInt8], source: String) throws(AppStoreError) -> [Certificate] {
+        if let text = String(bytes: data, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
+            do {
+                return try PEMDocument.parseMultiple(pemString: text)
+                    .filter { $0.discriminator == "CERTIFICATE" }
+                    .map { try Certificate(derEncoded: $0.derBytes) }
+            } catch {
+                throw AppStoreError(.invalidConfiguration, "root certificate file \(source) is not valid PEM", underlying: "\(error)")
             }
         }
-        return certificates
-    }
-
-    /// The roots the ledger trusts: Apple Root CA - G3 plus the files listed, comma-separated,
-    /// in `APPLE_ROOT_CERTIFICATES` (CONTRACT.md), for example the simulator's root.
-    public static func trusted(environment: [String: String]) throws(AppStoreError) -> [Certificate] {
-        let paths = (environment["APPLE_ROOT_CERTIFICATES"] ?? "")
-            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return [try appleRootCAG3] + (try load(paths: paths))
+        return [try certificate(der: data, source: source)]
     }
 
     static func certificate(der: [UInt8], source: String) throws(AppStoreError) -> Certificate {

@@ -74,6 +74,26 @@ extension KeyedDecodingContainer where Key == AnyKey {
     }
 }
 
+/// Dates in signed payloads (JWS): Apple signs whole milliseconds, Xcode's StoreKit testing signs
+/// numbers with a fraction of a millisecond (`1697679936049.7297`), which Apple's libraries read
+/// as dates. Both are read here, the fraction dropped as `Millis` drops it (a time is never
+/// reported later than it happened).
+extension KeyedDecodingContainer {
+    /// Milliseconds since 1970 (UTC) from an integer or a number with a fraction, rounded down;
+    /// nil when the key is absent or null. Any other value (a string, a number beyond 64 bits)
+    /// is a type mismatch.
+    func decodeMillisecondsIfPresent(forKey key: Key) throws -> Int64? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let value = try? decode(Int64.self, forKey: key) { return value }
+        let value = try decode(Double.self, forKey: key)
+        guard value.isFinite, let milliseconds = Int64(exactly: value.rounded(.down)) else {
+            throw DecodingError.typeMismatch(
+                Int64.self, .init(codingPath: codingPath + [key], debugDescription: "not a date in milliseconds"))
+        }
+        return milliseconds
+    }
+}
+
 /// Apple's date texts, read without `DateFormatter` (slow, locale-dependent).
 enum AppleDate {
     /// Milliseconds from a date field's text: a millisecond number (iOS 6 style `expires_date`)
@@ -105,17 +125,8 @@ enum AppleDate {
               let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
               (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
-        let days = daysSince1970(year: year, month: month, day: day)
+        let days = UTCDays.daysSince1970(year: year, month: month, day: day)
         return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000
     }
 
-    /// Days from 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's `days_from_civil`).
-    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
 }

@@ -2,11 +2,9 @@ import Foundation
 
 /// Milliseconds since 1970 (UTC) and durations in milliseconds, the unit of Apple's dates and of
 /// every time the ledger records. One place for the conversions, so each rounds the same way
-/// (down: a time is never reported later than it happened).
+/// (down: a time is never reported later than it happened). Conversions only: the time itself
+/// comes from a `WallClock`.
 public enum Millis {
-    /// Now on this machine's wall clock.
-    public static func now() -> Int64 { of(Date()) }
-
     /// `date` in milliseconds since 1970, UTC.
     public static func of(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 

@@ -52,9 +52,7 @@ public struct NotificationV1: Hashable, Sendable, Decodable, CustomStringConvert
     /// True when `password` equals `sharedSecret`, compared in constant time.
     public func isAuthentic(sharedSecret: String) -> Bool {
         guard let password, !sharedSecret.isEmpty else { return false }
-        let a = Array(password.utf8), b = Array(sharedSecret.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equal(password.utf8, sharedSecret.utf8)
     }
 
     /// Decodes a notification body; a body that is not the documented JSON is `.malformedBody`.

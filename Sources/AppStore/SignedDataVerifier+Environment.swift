@@ -1,20 +1,23 @@
 import Foundation
 
 extension SignedDataVerifier {
-    /// The environment a JWS claims (`environment`, or `data.environment` / `summary.environment`
-    /// in a notification), read WITHOUT verifying anything: only to choose which environment's
-    /// verifier to run, which then checks that field along with the signature. Nil when the JWS
-    /// cannot be read or names none.
+    /// The environment a JWS claims (a transaction's or renewal info's `environment`, or a
+    /// notification's addressee: `data`, `summary`, `externalPurchaseToken` or `appData`, as
+    /// `NotificationAddressee` reads them), read WITHOUT verifying anything: only to choose which
+    /// environment's verifier to run, which then checks that claim along with the signature. Nil
+    /// when the JWS cannot be read or names none.
     public static func claimedEnvironment(of jws: String) -> AppStoreEnvironment? {
         struct Claims: Decodable {
-            struct Inner: Decodable { var environment: String? }
             var environment: String?
-            var data: Inner?
-            var summary: Inner?
+
+            init(from decoder: any Decoder) throws {
+                environment = try? decoder.container(keyedBy: AnyKey.self).decodeIfPresent(String.self, forKey: AnyKey("environment"))
+            }
         }
         guard let token = try? CompactJWS(jws), let claims = try? JSONDecoder().decode(Claims.self, from: token.payload) else {
             return nil
         }
-        return (claims.environment ?? claims.data?.environment ?? claims.summary?.environment).flatMap(AppStoreEnvironment.init(appleValue:))
+        let raw = claims.environment ?? (try? JSONDecoder().decode(NotificationEnvelope.self, from: token.payload))?.addressee.rawEnvironment
+        return raw.flatMap(AppStoreEnvironment.init(appleValue:))
     }
 }

@@ -9,16 +9,19 @@ import Logging
 /// A payload is accepted when: the header says ES256 and carries an `x5c` chain; the leaf and
 /// intermediate chain to one of `rootCertificates` under RFC 5280 and Apple's OID policy
 /// (`AppleCertificatePolicy`) at the validation time; the ES256 signature verifies with the leaf's
-/// key; and the bundle id and environment are ours. All cryptography is swift-crypto's and
+/// key; and the bundle id and environment are ours (for a notification, from whichever block
+/// names its app: `NotificationAddressee`). The signature is checked before the payload is read
+/// as a model, so a payload Apple signed in a shape this build does not read fails as
+/// `.unreadablePayload`, never as a bad signature. All cryptography is swift-crypto's and
 /// swift-certificates'. Errors never quote the JWS.
 /// https://developer.apple.com/documentation/appstoreservernotifications/responsebodyv2
 public struct SignedDataVerifier: Sendable {
     /// When the certificate chain must have been valid.
     public enum ValidationTime: Hashable, Sendable {
-        /// At the payload's `signedDate` (now when it has none), as Apple's library does offline:
-        /// a notification signed in 2022 stays verifiable after its leaf expired.
+        /// At the payload's `signedDate` (the clock's now when it has none), as Apple's library
+        /// does offline: a notification signed in 2022 stays verifiable after its leaf expired.
         case signedDate
-        /// At the time of verification.
+        /// At the time of verification, as the verifier's clock reads it.
         case now
         /// At a given instant.
         case fixed(Date)
@@ -32,6 +35,9 @@ public struct SignedDataVerifier: Sendable {
     /// carry it.
     public let appAppleID: Int64?
     public let validationTime: ValidationTime
+    /// What `.now`, and `.signedDate` for a payload without one, read: this module reads no
+    /// clock of its own.
+    public let clock: WallClock
     private let logger: Logger
 
     public init(
@@ -40,6 +46,7 @@ public struct SignedDataVerifier: Sendable {
         environment: AppStoreEnvironment,
         appAppleID: Int64? = nil,
         validationTime: ValidationTime = .signedDate,
+        clock: WallClock,
         logger: Logger = Logger(label: "AppStore.SignedDataVerifier")
     ) {
         self.rootCertificates = rootCertificates
@@ -47,6 +54,7 @@ public struct SignedDataVerifier: Sendable {
         self.environment = environment
         self.appAppleID = appAppleID
         self.validationTime = validationTime
+        self.clock = clock
         self.logger = logger
     }
 
@@ -63,15 +71,13 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies a v2 notification's `signedPayload`, and its nested transaction and renewal info.
+    /// A notification whose signature and addressee verify but whose content (or a nested
+    /// payload) this build cannot read throws `.unreadablePayload`; `verifyNotificationEnvelope`
+    /// still reads what it says of itself.
     public func verifyNotification(signedPayload: String) async throws(AppStoreError) -> VerifiedNotification {
-        let verified = try await verify(signedPayload, as: NotificationV2Payload.self, signedDate: \.signedDate)
-        let payload = verified.payload
-        let bundle = payload.data?.bundleId ?? payload.summary?.bundleId
-        let appAppleID = payload.data?.appAppleId ?? payload.summary?.appAppleId
-        let environment = payload.data?.rawEnvironment ?? payload.summary?.rawEnvironment
-        try check(bundle: bundle)
-        try check(appAppleID: appAppleID)
-        try check(environment: environment)
+        let envelope = try await verifyNotificationEnvelope(signedPayload: signedPayload)
+        let payload = try Self.decode(NotificationV2Payload.self, from: envelope.payloadBytes, what: "the notification")
+        let verified = Verified(payload: payload, payloadBytes: envelope.payloadBytes, validationTime: envelope.validationTime)
         let transaction = try await payload.data?.signedTransactionInfo.asyncMap { jws async throws(AppStoreError) in
             try await verifyTransaction(jws)
         }
@@ -81,10 +87,23 @@ public struct SignedDataVerifier: Sendable {
         return VerifiedNotification(notification: verified, transaction: transaction, renewalInfo: renewalInfo)
     }
 
+    /// Verifies a v2 notification's signature, chain and addressee (bundle id, app Apple id in
+    /// production, environment) reading only its envelope, which never refuses a field: what
+    /// can be recorded of a notification Apple signed for this app in a shape this build does
+    /// not read. Nested payloads are not verified.
+    public func verifyNotificationEnvelope(signedPayload: String) async throws(AppStoreError) -> Verified<NotificationEnvelope> {
+        let verified = try await verify(signedPayload, as: NotificationEnvelope.self)
+        let addressee = verified.payload.addressee
+        try check(bundle: addressee.bundleId)
+        try check(appAppleID: addressee.appAppleId)
+        try check(environment: addressee.rawEnvironment)
+        return verified
+    }
+
     /// Verifies a signed transaction: a notification's `signedTransactionInfo`, or a StoreKit 2
     /// `jwsRepresentation` the app sends (`POST /v1/transactions`).
     public func verifyTransaction(_ jws: String) async throws(AppStoreError) -> Verified<SignedTransaction> {
-        let verified = try await verify(jws, as: SignedTransaction.self, signedDate: \.signedDate)
+        let verified = try await verify(jws, as: SignedTransaction.self)
         try check(bundle: verified.payload.bundleId)
         try check(environment: verified.payload.rawEnvironment)
         return verified
@@ -92,16 +111,15 @@ public struct SignedDataVerifier: Sendable {
 
     /// Verifies signed renewal info; it names no bundle, so only the environment is checked.
     public func verifyRenewalInfo(_ jws: String) async throws(AppStoreError) -> Verified<SignedRenewalInfo> {
-        let verified = try await verify(jws, as: SignedRenewalInfo.self, signedDate: \.signedDate)
+        let verified = try await verify(jws, as: SignedRenewalInfo.self)
         try check(environment: verified.payload.rawEnvironment)
         return verified
     }
 
     // MARK: - The checks
 
-    private func verify<Payload: Decodable & Sendable>(
-        _ jws: String, as type: Payload.Type, signedDate: KeyPath<Payload, Int64?>
-    ) async throws(AppStoreError) -> Verified<Payload> {
+    /// Checks the header, chain and signature, then reads the payload as `type`.
+    private func verify<Payload: Decodable & Sendable>(_ jws: String, as type: Payload.Type) async throws(AppStoreError) -> Verified<Payload> {
         let token = try CompactJWS(jws)
         guard token.header.alg == "ES256" else {
             throw AppStoreError(.invalidJWSFormat, "JWS algorithm is not ES256")
@@ -112,17 +130,11 @@ public struct SignedDataVerifier: Sendable {
         guard x5c.count == 3 else {
             throw AppStoreError(.missingCertificateChain, "x5c holds \(x5c.count) certificates, Apple sends leaf, intermediate and root")
         }
-        let payload: Payload
-        do {
-            payload = try JSONDecoder().decode(Payload.self, from: token.payload)
-        } catch {
-            throw AppStoreError(.invalidJWSFormat, "JWS payload is not the expected JSON")
-        }
         // Like Apple's ChainVerifier, only the leaf and intermediate are taken from x5c: the root
         // must be one we trust, whatever x5c[2] says.
         let leaf = try Self.certificate(x5c[0])
         let intermediate = try Self.certificate(x5c[1])
-        let time = Self.instant(validationTime, signedDate: payload[keyPath: signedDate])
+        let time = instant(signedDate: SignedDate.of(token.payload))
         var verifier = Verifier(rootCertificates: CertificateStore(rootCertificates)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleCertificatePolicy()
@@ -146,12 +158,36 @@ public struct SignedDataVerifier: Sendable {
         else {
             throw AppStoreError(.invalidSignature, "the ES256 signature does not verify")
         }
+        let payload = try Self.decode(Payload.self, from: token.payload, what: "the signed payload")
         return Verified(payload: payload, payloadBytes: token.payload, validationTime: time)
+    }
+
+    /// Reads verified payload bytes as `type`; a shape it refuses is `.unreadablePayload`.
+    private static func decode<T: Decodable>(_ type: T.Type, from bytes: Data, what: String) throws(AppStoreError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: bytes)
+        } catch {
+            throw AppStoreError.unreadablePayload(what, error)
+        }
+    }
+
+    /// The `signedDate` of a payload, read before anything else is, to date the chain check;
+    /// nil when it has none or the payload is not a JSON object (the check is then at now).
+    private struct SignedDate: Decodable {
+        var value: Int64?
+
+        init(from decoder: any Decoder) throws {
+            value = try decoder.container(keyedBy: AnyKey.self).decodeMillisecondsIfPresent(forKey: AnyKey("signedDate"))
+        }
+
+        static func of(_ payload: Data) -> Int64? {
+            (try? JSONDecoder().decode(SignedDate.self, from: payload))?.value
+        }
     }
 
     private func check(bundle: String?) throws(AppStoreError) {
         guard bundle == bundleID else {
-            throw AppStoreError(.bundleIDMismatch, "signed data is for bundle \(bundle ?? "none"), not \(bundleID)")
+            throw AppStoreError(.bundleIDMismatch, "signed data is for bundle \(bundle ?? "none that can be read"), not \(bundleID)")
         }
     }
 
@@ -179,12 +215,13 @@ public struct SignedDataVerifier: Sendable {
         }
     }
 
-    private static func instant(_ time: ValidationTime, signedDate: Int64?) -> Date {
-        switch time {
-        case .now: return Date()
+    /// When the chain must have been valid, for a payload signed at `signedDate`.
+    private func instant(signedDate: Int64?) -> Date {
+        func at(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+        switch validationTime {
+        case .now: return at(clock())
         case .fixed(let date): return date
-        case .signedDate:
-            return signedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
+        case .signedDate: return at(signedDate ?? clock())
         }
     }
 }

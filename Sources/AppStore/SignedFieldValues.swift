@@ -77,4 +77,40 @@ public enum NotificationTypeV2: String, Hashable, Sendable, Codable, CaseIterabl
     case revoke = "REVOKE"
     case subscribed = "SUBSCRIBED"
     case test = "TEST"
+    /// Carries `appData` instead of `data` (2025).
+    case rescindConsent = "RESCIND_CONSENT"
+    case metadataUpdate = "METADATA_UPDATE"
+    /// Apple's changelog once spelt it `MIGRATE`; the libraries and payloads spell it so.
+    case migration = "MIGRATION"
+    case priceChange = "PRICE_CHANGE"
+}
+
+/// `subtype` of App Store Server Notifications V2; payloads keep the raw value, so a subtype
+/// Apple adds later is recorded as sent.
+/// https://developer.apple.com/documentation/appstoreservernotifications/subtype
+public enum NotificationSubtypeV2: String, Hashable, Sendable, Codable, CaseIterable {
+    case initialBuy = "INITIAL_BUY"
+    case resubscribe = "RESUBSCRIBE"
+    case downgrade = "DOWNGRADE"
+    case upgrade = "UPGRADE"
+    case autoRenewEnabled = "AUTO_RENEW_ENABLED"
+    case autoRenewDisabled = "AUTO_RENEW_DISABLED"
+    case voluntary = "VOLUNTARY"
+    case billingRetry = "BILLING_RETRY"
+    case priceIncrease = "PRICE_INCREASE"
+    case gracePeriod = "GRACE_PERIOD"
+    case pending = "PENDING"
+    case accepted = "ACCEPTED"
+    case billingRecovery = "BILLING_RECOVERY"
+    case productNotForSale = "PRODUCT_NOT_FOR_SALE"
+    case summary = "SUMMARY"
+    case failure = "FAILURE"
+    case unreported = "UNREPORTED"
+}
+
+/// `billingPlanType` of a transaction and `renewalBillingPlanType` of renewal info (API 1.21):
+/// paid up front, or monthly against a 12-month commitment.
+public enum BillingPlanType: String, Hashable, Sendable, Codable {
+    case billedUpfront = "BILLED_UPFRONT"
+    case monthly = "MONTHLY"
 }

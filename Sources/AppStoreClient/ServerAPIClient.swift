@@ -15,16 +15,20 @@ import NIOHTTP1
 /// the caller to verify with `SignedDataVerifier` before they count.
 public final class ServerAPIClient: Sendable {
     public let configuration: ServerAPIConfiguration
+    /// The machine's time: the tokens' `iat` and `exp`, which Apple checks against its own
+    /// clock, and when each attempt started.
+    public let clock: WallClock
     private let token: ServerAPIToken
     private let httpClient: HTTPClient
     private let logger: Logger
     private let onUnauthorized: @Sendable () -> Void
 
     public init(
-        configuration: ServerAPIConfiguration, httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "AppStore.ServerAPIClient"),
-        onUnauthorized: @escaping @Sendable () -> Void = {}
+        configuration: ServerAPIConfiguration, clock: WallClock, httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "AppStore.ServerAPIClient"), onUnauthorized: @escaping @Sendable () -> Void = {}
     ) async throws(ServerAPIError) {
         self.configuration = configuration
+        self.clock = clock
         do {
             self.token = try await ServerAPIToken(configuration: configuration)
         } catch {
@@ -107,7 +111,7 @@ public final class ServerAPIClient: Sendable {
         while true {
             attempt += 1
             let bearer: String
-            do { bearer = try await token.current() } catch {
+            do { bearer = try await token.current(nowMs: clock()) } catch {
                 throw ServerAPIError(.invalidKey, errorMessage: "the token could not be signed", attempts: attempts)
             }
             let (exchange, retryAfter) = await send(method, url: url, body: body, bearer: bearer)
@@ -172,22 +176,22 @@ public final class ServerAPIClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: body))
         }
-        let started = Date()
-        let clock = ContinuousClock.now
+        let startedAtMs = clock()
+        let started = ContinuousClock.now
         do {
             let response = try await httpClient.execute(request, timeout: .milliseconds(Millis.of(configuration.timeout)))
             let bytes = try await response.body.collect(upTo: 16 << 20)
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             return (ServerAPIAttempt(
                 method: method.rawValue, url: url, httpStatus: Int(response.status.code), body: Array(buffer: bytes),
-                latencyMs: Millis.of(ContinuousClock.now - clock), startedAtMs: Millis.of(started), failure: nil), retryAfter)
+                latencyMs: Millis.of(ContinuousClock.now - started), startedAtMs: startedAtMs, failure: nil), retryAfter)
         } catch {
             let timedOut = (error as? HTTPClientError).map {
                 [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains($0)
             } ?? false
             return (ServerAPIAttempt(
-                method: method.rawValue, url: url, httpStatus: nil, body: [], latencyMs: Millis.of(ContinuousClock.now - clock),
-                startedAtMs: Millis.of(started), failure: timedOut ? "timeout" : "connection_failed"), nil)
+                method: method.rawValue, url: url, httpStatus: nil, body: [], latencyMs: Millis.of(ContinuousClock.now - started),
+                startedAtMs: startedAtMs, failure: timedOut ? "timeout" : "connection_failed"), nil)
         }
     }
 

@@ -22,7 +22,8 @@ struct ServerAPIClaims: JWTPayload {
 final class ServerAPIToken: Sendable, CustomStringConvertible {
     private let keys: JWTKeyCollection
     private let configuration: ServerAPIConfiguration
-    private let cached = Mutex<(token: String, expires: Date)?>(nil)
+    /// The token and when it expires, in seconds since 1970.
+    private let cached = Mutex<(token: String, expires: Int64)?>(nil)
 
     init(configuration: ServerAPIConfiguration) async throws {
         self.configuration = configuration
@@ -31,15 +32,15 @@ final class ServerAPIToken: Sendable, CustomStringConvertible {
         self.keys = keys
     }
 
-    /// A token valid for at least five more minutes.
-    func current(now: Date = Date()) async throws -> String {
-        if let cached = cached.withLock({ $0 }), cached.expires.timeIntervalSince(now) > 300 { return cached.token }
-        let issued = Int64(now.timeIntervalSince1970)
+    /// A token valid for at least five more minutes after `nowMs` (milliseconds since 1970, UTC).
+    func current(nowMs: Int64) async throws -> String {
+        let issued = nowMs / 1000
+        if let cached = cached.withLock({ $0 }), cached.expires - issued > 300 { return cached.token }
         let lifetime = configuration.tokenLifetime.components.seconds
         let claims = ServerAPIClaims(
             iss: configuration.issuerId, iat: issued, exp: issued + lifetime, aud: "appstoreconnect-v1", bid: configuration.bundleId)
         let token = try await keys.sign(claims, kid: JWKIdentifier(string: configuration.keyId))
-        cached.withLock { $0 = (token, Date(timeIntervalSince1970: Double(issued + lifetime))) }
+        cached.withLock { $0 = (token, issued + lifetime) }
         return token
     }
 

@@ -8,8 +8,8 @@ public struct VerifyReceiptAttempt: Hashable, Sendable {
     public var endpoint: VerifyReceiptEndpoint
     /// The URL asked.
     public var url: String
-    /// When the request started (wall clock, UTC).
-    public var startedAt: Date
+    /// When the request started: milliseconds since 1970 (UTC) on the client's clock.
+    public var startedAtMs: Int64
     /// From sending the request to the last byte of the answer (or to the failure).
     public var latency: Duration
     /// The HTTP status; nil when no HTTP answer arrived (time-out, connection failure).
@@ -23,12 +23,12 @@ public struct VerifyReceiptAttempt: Hashable, Sendable {
     public var failure: AppStoreError?
 
     public init(
-        endpoint: VerifyReceiptEndpoint, url: String, startedAt: Date, latency: Duration,
+        endpoint: VerifyReceiptEndpoint, url: String, startedAtMs: Int64, latency: Duration,
         httpStatus: Int?, body: Data, status: VerifyReceiptStatus?, failure: AppStoreError?
     ) {
         self.endpoint = endpoint
         self.url = url
-        self.startedAt = startedAt
+        self.startedAtMs = startedAtMs
         self.latency = latency
         self.httpStatus = httpStatus
         self.body = body

@@ -12,15 +12,20 @@ import Logging
 /// https://developer.apple.com/documentation/appstorereceipts/verifyreceipt
 public struct VerifyReceiptClient: Sendable {
     public var configuration: VerifyReceiptConfiguration
+    /// Dates each attempt (`VerifyReceiptAttempt.startedAtMs`, recorded as `AppleResponded`):
+    /// the ledger's clock.
+    public let clock: WallClock
     private let transport: any VerifyReceiptTransport
     private let logger: Logger
 
     public init(
         configuration: VerifyReceiptConfiguration,
+        clock: WallClock,
         transport: any VerifyReceiptTransport = HTTPVerifyReceiptTransport(),
         logger: Logger = Logger(label: "AppStore.VerifyReceiptClient")
     ) {
         self.configuration = configuration
+        self.clock = clock
         self.transport = transport
         self.logger = logger
     }
@@ -89,18 +94,18 @@ public struct VerifyReceiptClient: Sendable {
     /// One POST, timed, with its body decoded when it is a 200.
     private func send(_ body: Data, to endpoint: VerifyReceiptEndpoint) async -> (VerifyReceiptAttempt, VerifyReceiptResponse?) {
         let url = configuration.url(for: endpoint)
-        let startedAt = Date()
-        let clock = ContinuousClock()
-        let start = clock.now
+        let startedAtMs = clock()
+        let stopwatch = ContinuousClock()
+        let start = stopwatch.now
         var attempt = VerifyReceiptAttempt(
-            endpoint: endpoint, url: url, startedAt: startedAt, latency: .zero,
+            endpoint: endpoint, url: url, startedAtMs: startedAtMs, latency: .zero,
             httpStatus: nil, body: Data(), status: nil, failure: nil)
         var response: VerifyReceiptResponse?
         do throws(AppStoreError) {
             let answer = try await transport.post(
                 url: url, body: body, timeout: configuration.timeout,
                 maximumResponseBytes: configuration.maximumResponseBytes)
-            attempt.latency = clock.now - start
+            attempt.latency = stopwatch.now - start
             attempt.httpStatus = answer.httpStatus
             attempt.body = answer.body
             if answer.httpStatus == 200 {
@@ -112,7 +117,7 @@ public struct VerifyReceiptClient: Sendable {
                 attempt.failure = failure
             }
         } catch {
-            attempt.latency = clock.now - start
+            attempt.latency = stopwatch.now - start
             attempt.failure = error
         }
         logger.info("verifyReceipt attempt", metadata: [

@@ -86,12 +86,29 @@ public struct SimulatorCertificateAuthority: Sendable {
     /// A compact JWS (`header.payload.signature`, base64url) of `payload`, ES256 with the
     /// chain in `x5c`, as Apple signs transactions, renewal infos and notifications.
     func sign(_ payload: some Encodable) throws -> String {
+        let encoder = Self.encoder()
+        return try sign(payloadJSON: encoder.encode(payload), encoder: encoder)
+    }
+
+    /// A compact JWS of `payloadJSON` signed byte for byte as given, with the chain in `x5c`:
+    /// for shapes the simulator does not build itself (Apple's library fixtures, a block or a
+    /// value Apple added later, a date with a fraction of a millisecond as Xcode signs it).
+    /// Nothing checks that the bytes are JSON.
+    public func sign(payloadJSON: Data) throws -> String {
+        try sign(payloadJSON: payloadJSON, encoder: Self.encoder())
+    }
+
+    private func sign(payloadJSON: Data, encoder: JSONEncoder) throws -> String {
         let header = JWSHeader(alg: "ES256", x5c: chainBase64)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let signingInput = try Base64URL.encode(encoder.encode(header)) + "." + Base64URL.encode(encoder.encode(payload))
+        let signingInput = try Base64URL.encode(encoder.encode(header)) + "." + Base64URL.encode(payloadJSON)
         let signature = try leafKey.signature(for: Data(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
+    private static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 
     private struct JWSHeader: Encodable {

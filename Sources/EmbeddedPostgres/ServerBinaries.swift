@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Logging
+import Spawning
 
 /// Where Debian's PostgreSQL server programs are (`/usr/lib/postgresql/NN/bin`, newest first).
 enum ServerBinaries {
@@ -118,6 +119,10 @@ enum OwnerProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours reaches the server `pg_ctl start` leaves running: the calling
+        // process's sockets are not close-on-exec (SwiftNIO's), and a postmaster that inherited
+        // a test server's listening socket kept that port in LISTEN after the server closed it.
+        InheritedDescriptors.close(in: &actions)
 
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }

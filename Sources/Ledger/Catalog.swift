@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// One product the app sells, as the catalog file describes it (CONTRACT.md "Catalog file").
@@ -79,8 +80,11 @@ public struct Catalog: Sendable, Hashable {
             guard !product.productId.isEmpty else { throw CatalogError("a product has an empty product_id") }
             guard seen.insert(product.productId).inserted else { throw CatalogError("product \(product.productId) is listed twice") }
             if let price = product.priceMinor, price < 0 { throw CatalogError("product \(product.productId) has a negative price_minor") }
-            if product.priceMinor != nil, (product.currency ?? "").count != 3 {
-                throw CatalogError("product \(product.productId) has a price_minor but no three-letter currency")
+            if product.priceMinor != nil, product.currency == nil {
+                throw CatalogError("product \(product.productId) has a price_minor but no currency")
+            }
+            if let currency = product.currency, !ISO4217.isCode(currency) {
+                throw CatalogError("product \(product.productId) has a currency that is not an ISO 4217 code")
             }
             for (name, value) in [("sku", product.sku), ("apple_id", product.appleId)] where value?.isEmpty == true {
                 throw CatalogError("product \(product.productId) has an empty \(name)")

@@ -1,3 +1,5 @@
+import AppStore
+
 /// A purchase was delivered: the user was granted what the product gives. Appended to the
 /// stream `transaction-<transaction_id>` expecting no stream, so one Apple transaction is
 /// delivered once, ever, whichever way it arrived (receipt, signed transaction, retry worker).
@@ -170,6 +172,12 @@ public struct OwnershipTransferred: LedgerEventPayload {
 
 /// Apple refunded or revoked a delivered transaction. Appended to `refund-<transaction_id>`
 /// expecting no stream, so a refund counts once however often Apple repeats it.
+///
+/// A refund may be of a share (`REFUND_PRORATED`): `refundedFractionMilli` says which, and
+/// `grantsTakenBack` what it took back of `grants`. A Family Sharing revocation ends access and
+/// moves no money; an upgraded transaction's revocation (`upgraded`) leaves access to the new
+/// plan alone and refunds only the share Apple states. Events recorded before these fields were
+/// have none of them, and read as before: a refund of all of the money and all of the grants.
 public struct PurchaseRefunded: LedgerEventPayload {
     public static let eventType = "PurchaseRefunded"
     public var transactionId: String
@@ -179,7 +187,7 @@ public struct PurchaseRefunded: LedgerEventPayload {
     public var quantity: Int64
     public var userId: String
     public var environment: String
-    /// What the delivery granted, now taken back (balances may go negative).
+    /// What the delivery granted (balances may go negative when it is taken back).
     public var grants: [String: Int64]
     /// Apple's `cancellation_date` / `revocationDate`: milliseconds since 1970, UTC.
     public var refundedAtMs: Int64
@@ -189,10 +197,36 @@ public struct PurchaseRefunded: LedgerEventPayload {
     public var revocation: String
     /// Where Apple said so: a submission id or a notification id.
     public var source: String
+    /// Apple's `revocationType` as sent (`REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, or a
+    /// value Apple adds later); nil when Apple's answer had none (receipts). See `revocationType`.
+    /// https://developer.apple.com/documentation/appstoreserverapi/revocationtype
+    public var rawRevocationType: String?
+    /// Apple's `revocationPercentage` as sent: thousandths of a percent (25000 is 25%); nil when
+    /// Apple stated none.
+    public var revocationPercentage: Int64?
+    /// The share of the transaction's money refunded, in thousandths of a percent (25000 is 25%,
+    /// 0 none: a Family Sharing revocation, an upgrade for which Apple stated no amount); nil
+    /// means all of it (100000), as in every event recorded before shares were. See `fractionMilli`.
+    public var refundedFractionMilli: Int64?
+    /// True when the transaction ended because its subscriber upgraded within the subscription
+    /// group (`isUpgraded`): access goes on under the new plan. Nil otherwise.
+    public var upgraded: Bool?
+    /// What was taken back of `grants` when that is less than all of it:
+    /// ceil(grant × `refundedFractionMilli` / 100000) per unit, units of 0 left out. Nil means all
+    /// of `grants`. See `unitsTakenBack`.
+    public var grantsTakenBack: [String: Int64]?
+
+    enum CodingKeys: String, CodingKey {
+        case transactionId, originalTransactionId, productId, kind, quantity, userId, environment, grants, refundedAtMs, reason
+        case revocation, source, rawRevocationType = "revocationType", revocationPercentage, refundedFractionMilli, upgraded
+        case grantsTakenBack
+    }
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
-        userId: String, environment: String, grants: [String: Int64], refundedAtMs: Int64, reason: Int?, revocation: String, source: String
+        userId: String, environment: String, grants: [String: Int64], refundedAtMs: Int64, reason: Int?, revocation: String, source: String,
+        rawRevocationType: String? = nil, revocationPercentage: Int64? = nil, refundedFractionMilli: Int64? = nil, upgraded: Bool? = nil,
+        grantsTakenBack: [String: Int64]? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -206,7 +240,24 @@ public struct PurchaseRefunded: LedgerEventPayload {
         self.reason = reason
         self.revocation = revocation
         self.source = source
+        self.rawRevocationType = rawRevocationType
+        self.revocationPercentage = revocationPercentage
+        self.refundedFractionMilli = refundedFractionMilli
+        self.upgraded = upgraded
+        self.grantsTakenBack = grantsTakenBack
     }
+
+    /// `rawRevocationType`, typed; nil when absent or a value this build does not know.
+    public var revocationType: RevocationType? { rawRevocationType.flatMap(RevocationType.init(rawValue:)) }
+
+    /// The share of the transaction's money refunded, in thousandths of a percent (100000: all).
+    public var fractionMilli: Int64 { refundedFractionMilli ?? RefundFraction.whole }
+
+    /// The units taken back from the user's balances (a reversal gives exactly these back).
+    public var unitsTakenBack: [String: Int64] { grantsTakenBack ?? grants }
+
+    /// False for an upgrade: the subscriber keeps access under the new plan.
+    public var endsAccess: Bool { upgraded != true }
 }
 
 /// Apple reversed a refund (REFUND_REVERSED): the grant, the entitlement and the revenue come

@@ -1,5 +1,13 @@
 /// Apple told us something (App Store Server Notification): kept verbatim as a document, once
-/// per v2 `notificationUUID`, once per body hash for v1 (which has no id).
+/// per v2 `notificationUUID`, once per body hash for v1 (which has no id). Every type is kept,
+/// with Apple's raw type and subtype, including those that name no transaction
+/// (EXTERNAL_PURCHASE_TOKEN, RESCIND_CONSENT, a RENEWAL_EXTENSION summary, TEST, a type Apple
+/// adds later): those decide nothing else.
+///
+/// A v2 notification whose signature and app verified but whose content this build could not
+/// read is kept too, with `unreadable` saying why, on a stream of its own
+/// (`Streams.unreadableNotification`): nothing is decided from it, and when Apple sends it again
+/// a build that reads it records it in full.
 public struct AppleNotificationReceived: LedgerEventPayload {
     public static let eventType = "AppleNotificationReceived"
     public var notificationId: String
@@ -14,10 +22,14 @@ public struct AppleNotificationReceived: LedgerEventPayload {
     /// sha256 (hex) of the body as posted.
     public var documentSha256: String
     public var receivedAtMs: Int64
+    /// Why the content could not be read (a field of another type; no value quoted); nil when
+    /// it was read in full. Absent from events recorded before it existed.
+    public var unreadable: String?
 
     public init(
         notificationId: String, version: String, notificationType: String, subtype: String?, environment: String?,
-        transactionId: String?, originalTransactionId: String?, consumptionRequestReason: String?, documentSha256: String, receivedAtMs: Int64
+        transactionId: String?, originalTransactionId: String?, consumptionRequestReason: String?, documentSha256: String, receivedAtMs: Int64,
+        unreadable: String? = nil
     ) {
         self.notificationId = notificationId
         self.version = version
@@ -29,6 +41,7 @@ public struct AppleNotificationReceived: LedgerEventPayload {
         self.consumptionRequestReason = consumptionRequestReason
         self.documentSha256 = documentSha256
         self.receivedAtMs = receivedAtMs
+        self.unreadable = unreadable
     }
 }
 

@@ -35,6 +35,9 @@ public struct Evidence: Sendable, Hashable {
         existing.cancellationDateMs = existing.cancellationDateMs ?? entry.cancellationDateMs
         existing.cancellationReason = existing.cancellationReason ?? entry.cancellationReason
         existing.isUpgraded = existing.isUpgraded || entry.isUpgraded
+        existing.isRevocation = existing.isRevocation || entry.isRevocation
+        existing.rawRevocationType = existing.rawRevocationType ?? entry.rawRevocationType
+        existing.revocationPercentage = existing.revocationPercentage ?? entry.revocationPercentage
         existing.isTrial = existing.isTrial || entry.isTrial
         existing.inApp = existing.inApp || entry.inApp
         existing.appAccountToken = existing.appAccountToken ?? entry.appAccountToken
@@ -69,13 +72,23 @@ public struct EvidenceEntry: Sendable, Hashable {
     /// A family member's access through Family Sharing (`FAMILY_SHARED`): delivered, but the
     /// purchaser's own transaction carries the money.
     public var isFamilyShared: Bool
+    /// Apple's `revocationType` as sent (`REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, or a
+    /// value Apple adds later); signed data only. See `revocationType`.
+    /// https://developer.apple.com/documentation/appstoreserverapi/revocationtype
+    public var rawRevocationType: String?
+    /// Apple's `revocationPercentage`: the share refunded, in thousandths of a percent (25000 is
+    /// 25%); nil when Apple states none (receipts never do). Signed data only.
+    public var revocationPercentage: Int64?
+
+    /// `rawRevocationType`, typed; nil when absent or a value this build does not know.
+    public var revocationType: RevocationType? { rawRevocationType.flatMap(RevocationType.init(rawValue:)) }
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, quantity: Int64 = 1,
         purchaseDateMs: Int64? = nil, expiresDateMs: Int64? = nil, cancellationDateMs: Int64? = nil, cancellationReason: Int? = nil,
         isRevocation: Bool = false, isTrial: Bool = false, isUpgraded: Bool = false, appAccountToken: String? = nil,
         appTransactionId: String? = nil, priceMilliunits: Int64? = nil, currency: String? = nil, inApp: Bool = true,
-        isFamilyShared: Bool = false
+        isFamilyShared: Bool = false, rawRevocationType: String? = nil, revocationPercentage: Int64? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -94,10 +107,16 @@ public struct EvidenceEntry: Sendable, Hashable {
         self.currency = currency
         self.inApp = inApp
         self.isFamilyShared = isFamilyShared
+        self.rawRevocationType = rawRevocationType
+        self.revocationPercentage = revocationPercentage
     }
 
     /// Refunded or revoked (an upgrade also sets `cancellation_date`, but is no refund).
     public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }
+
+    /// Ended early because its subscriber upgraded (`isUpgraded` with a revocation date): access
+    /// goes on under the new plan; Apple may refund the unused share (`revocationPercentage`).
+    public var isUpgradedAway: Bool { cancellationDateMs != nil && isUpgraded }
 
     /// As a subscription entry for `SubscriptionObserved`.
     public var subscriptionEntry: SubscriptionEntry {
@@ -154,8 +173,13 @@ extension EvidenceEntry {
             isTrial: t.offerType == .introductory && (t.offerDiscountType == .freeTrial || t.price == 0),
             isUpgraded: t.isUpgraded ?? false,
             appAccountToken: t.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() },
-            appTransactionId: t.appTransactionId, priceMilliunits: t.price, currency: t.currency, inApp: true,
-            isFamilyShared: t.inAppOwnershipType == .familyShared)
+            appTransactionId: t.appTransactionId,
+            // A currency that is not ISO 4217 is no money: price and currency are dropped together
+            // (the signed body stays on record verbatim), and revenue falls back to the catalog.
+            priceMilliunits: t.currency.map(ISO4217.isCode) == true ? t.price : nil,
+            currency: t.currency.flatMap { ISO4217.isCode($0) ? $0 : nil }, inApp: true,
+            isFamilyShared: t.inAppOwnershipType == .familyShared,
+            rawRevocationType: t.rawRevocationType, revocationPercentage: t.revocationPercentage)
     }
 }
 

@@ -319,7 +319,10 @@ struct Work {
                 renewals[id] = renewal
                 appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [.subscriptionRenewalSeen(renewal)]))
             }
-            if entry.isRefunded, !context.refunded.contains(id), let refund = refund(of: entry, product: product, source: source) {
+            // Refunds and revocations, and upgrades too: Apple refunds an upgraded transaction's
+            // unused share (or says nothing of it, which is recorded as such).
+            if entry.isRefunded || entry.isUpgradedAway, !context.refunded.contains(id),
+               let refund = refund(of: entry, product: product, source: source) {
                 appends.append(LedgerAppend(stream: Streams.refund(id), expectation: .noStream, events: [.purchaseRefunded(refund)]))
             }
         }
@@ -352,9 +355,16 @@ struct Work {
         } else {
             return nil
         }
+        // CONTRACT.md "Money": the share of the money Apple refunded, and as much of the grant,
+        // rounded up; all of both for a full refund, as before shares were recorded.
+        let fraction = RefundFraction.of(entry)
+        let partial = fraction < RefundFraction.whole
         return PurchaseRefunded(
             transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
             kind: product.kind, quantity: quantity, userId: user, environment: evidence.environment, grants: grants,
-            refundedAtMs: at, reason: entry.cancellationReason, revocation: entry.isRevocation ? "revoke" : "refund", source: source)
+            refundedAtMs: at, reason: entry.cancellationReason, revocation: entry.isRevocation ? "revoke" : "refund", source: source,
+            rawRevocationType: entry.rawRevocationType, revocationPercentage: entry.revocationPercentage,
+            refundedFractionMilli: partial ? fraction : nil, upgraded: entry.isUpgraded ? true : nil,
+            grantsTakenBack: partial ? grants.mapValues { RefundFraction.units($0, fraction) }.filter { $0.value != 0 } : nil)
     }
 }

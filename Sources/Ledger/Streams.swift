@@ -9,12 +9,20 @@ public enum Streams {
     public static func ownership(_ originalTransactionId: String) -> String { "ownership-\(originalTransactionId)" }
     public static func refund(_ transactionId: String) -> String { "refund-\(transactionId)" }
     public static func notification(_ id: String) -> String { "notification-\(id)" }
+    /// A notification kept unread (`AppleNotificationReceived.unreadable`): apart from
+    /// `notification(_:)`, so that the same notification read later is recorded in full.
+    public static func unreadableNotification(_ id: String) -> String { "unreadable-notification-\(id)" }
     public static func subscription(_ originalTransactionId: String) -> String { "subscription-\(originalTransactionId)" }
     /// A user's spends of one unit. The unit's length goes first, so no user id and unit pair
     /// can spell another's stream.
     public static func wallet(userId: String, unit: String) -> String { "wallet-\(unit.utf8.count):\(unit):\(userId)" }
     /// The ledger's answer to one CONSUMPTION_REQUEST, claimed expecting no stream: answered once.
-    public static func consumptionAnswer(notificationId: String) -> String { "consumption-\(notificationId)" }
+    public static func consumptionAnswer(notificationId: String) -> String { consumptionAnswerPrefix + notificationId }
+    /// The prefix of `consumptionAnswer(notificationId:)`, for SQL that joins a notification to
+    /// its answer's stream (`prefix || notification_id`).
+    public static let consumptionAnswerPrefix = "consumption-"
+    /// What Apple said when asked about one order id (Look Up Order ID).
+    public static func appleOrder(_ orderId: String) -> String { "apple-order-\(orderId)" }
     /// The reconciliation passes over Apple's notification history of one environment.
     public static func reconciliation(environment: String) -> String { "reconciliation-\(environment)" }
     /// A user's consents to sending consumption data to Apple.

@@ -1,6 +1,7 @@
 /// One user's balance of one unit, folded from the log: grants of deliveries, refunds of those
-/// grants, and spends. Spends are attributed to purchases first in, first out, so the ledger
-/// knows how much of each consumable purchase was used (what Apple asks about a refund).
+/// grants (all of a grant, or the share a prorated refund took) and their reversals, and spends.
+/// Spends are attributed to purchases first in, first out, so the ledger knows how much of each
+/// consumable purchase was used (what Apple asks about a refund).
 public struct Wallet: Sendable, Hashable {
     public let userId: String
     public let unit: String
@@ -38,10 +39,30 @@ public struct Wallet: Sendable, Hashable {
             granted[d.transactionId, default: 0] += amount
             remaining.append((d.transactionId, amount))
         case .purchaseRefunded(let r) where r.userId == userId && r.kind == .consumable:
-            guard let amount = r.grants[unit], amount != 0 else { return }
+            guard let amount = r.unitsTakenBack[unit], amount != 0 else { return }
             balance -= amount
-            // A refunded purchase has nothing left to spend; what was spent of it stays spent.
-            remaining.removeAll { $0.transactionId == r.transactionId }
+            guard r.fractionMilli < RefundFraction.whole, let index = remaining.firstIndex(where: { $0.transactionId == r.transactionId }) else {
+                // A refunded purchase has nothing left to spend; what was spent of it stays spent.
+                remaining.removeAll { $0.transactionId == r.transactionId }
+                return
+            }
+            // A share refunded: what is left of the purchase loses what was taken back.
+            remaining[index].amount -= amount
+            if remaining[index].amount <= 0 { remaining.remove(at: index) }
+        case .refundReversed(let v) where v.refund.userId == userId && v.refund.kind == .consumable:
+            let r = v.refund
+            guard let amount = r.unitsTakenBack[unit], amount != 0 else { return }
+            balance += amount
+            // What the refund took can be spent again, up to what the purchase granted and was
+            // not spent; given back at the end of the line, after the purchases left.
+            let left = remaining.filter { $0.transactionId == r.transactionId }.reduce(Int64(0)) { $0 + $1.amount }
+            let back = min(amount, (granted[r.transactionId] ?? 0) - (used[r.transactionId] ?? 0) - left)
+            guard back > 0 else { return }
+            if let index = remaining.firstIndex(where: { $0.transactionId == r.transactionId }) {
+                remaining[index].amount += back
+            } else {
+                remaining.append((r.transactionId, back))
+            }
         case .balanceSpent(let s) where s.userId == userId && s.unit == unit:
             balance -= s.amount
             for share in s.attributions {

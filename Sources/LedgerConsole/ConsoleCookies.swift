@@ -1,7 +1,8 @@
-import HTTPTypes
+import Hummingbird
 
 /// The console's cookies: the session, and at sign-in a one-time value the form repeats
-/// (double submit), so a sign-in cannot be forged from another site either.
+/// (double submit), so a sign-in cannot be forged from another site either. Written with
+/// Hummingbird's `Cookie` and read with `request.cookies`.
 struct ConsoleCookies: Sendable {
     static let session = "pl_console"
     static let signIn = "pl_console_signin"
@@ -10,25 +11,17 @@ struct ConsoleCookies: Sendable {
     let insecure: Bool
 
     /// HttpOnly (no script reads it), SameSite=Strict (no other site sends it), Secure unless
-    /// told, scoped to the console's paths.
-    func set(_ name: String, _ value: String, maxAge: Int) -> String {
-        var parts = ["\(name)=\(value)", "Path=/console", "HttpOnly", "SameSite=Strict", "Max-Age=\(maxAge)"]
-        if !insecure { parts.append("Secure") }
-        return parts.joined(separator: "; ")
+    /// told, scoped to the console's paths, for `maxAge` seconds. `value` is base64url (the
+    /// console's random tokens), which a cookie may hold as it is.
+    func set(_ name: String, _ value: String, maxAge: Int) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/console", secure: !insecure, httpOnly: true, sameSite: .strict)
     }
 
-    func clear(_ name: String) -> String { set(name, "", maxAge: 0) }
+    /// Tells the browser to forget cookie `name` (empty, Max-Age=0).
+    func clear(_ name: String) -> Cookie { set(name, "", maxAge: 0) }
 
-    /// The value of cookie `name` in the request's Cookie headers, if any.
-    static func value(_ name: String, in headers: HTTPFields) -> String? {
-        for header in headers[values: .cookie] {
-            for pair in header.split(separator: ";") {
-                let trimmed = pair.drop(while: { $0 == " " })
-                if let equals = trimmed.firstIndex(of: "="), trimmed[..<equals] == name {
-                    return String(trimmed[trimmed.index(after: equals)...])
-                }
-            }
-        }
-        return nil
+    /// The value of cookie `name` the request sent, if any.
+    static func value(_ name: String, in request: Request) -> String? {
+        request.cookies[name]?.value
     }
 }

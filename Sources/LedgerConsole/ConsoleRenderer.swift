@@ -73,11 +73,12 @@ struct ConsoleRenderer: Sendable {
     ]
 
     /// 303 See Other: after a form, the browser GETs the next page.
-    static func redirect(_ location: String, cookies: [String] = []) -> Response {
+    static func redirect(_ location: String, cookies: [Cookie] = []) -> Response {
         var headers = securityHeaders
         headers[.location] = location
-        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie)) }
-        return Response(status: .seeOther, headers: headers)
+        var response = Response(status: .seeOther, headers: headers)
+        for cookie in cookies { response.setCookie(cookie) }
+        return response
     }
 
     /// A download: the same bytes the CLI and the API give, with a file name.
@@ -90,11 +91,24 @@ struct ConsoleRenderer: Sendable {
 }
 
 /// A console failure shown to the user as a page, with its status.
-struct ConsoleError: Error, Sendable {
+struct ConsoleError: Error, Sendable, Hashable {
     var status: HTTPResponse.Status
     var message: String
+    /// The page's heading.
+    var title = "Cannot show this page"
 
     static func badRequest(_ message: String) -> ConsoleError { ConsoleError(status: .badRequest, message: message) }
     static func notFound(_ message: String) -> ConsoleError { ConsoleError(status: .notFound, message: message) }
     static func `internal`(_ message: String) -> ConsoleError { ConsoleError(status: .internalServerError, message: message) }
+
+    /// 413: a body over `limit` bytes, refused as soon as it passed the limit.
+    static func tooLarge(limit: Int) -> ConsoleError {
+        ConsoleError(status: .contentTooLarge, message: "The upload is over \(limit >> 20) MB.", title: "Upload too large")
+    }
+
+    /// 403: a form without the session's CSRF token, or with another.
+    static let csrfRefused = ConsoleError(
+        status: .forbidden,
+        message: "This form was not sent from the console's own page (its CSRF token is missing or wrong). Nothing was changed.",
+        title: "Form refused")
 }

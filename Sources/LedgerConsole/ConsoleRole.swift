@@ -34,3 +34,8 @@ enum ConsoleArea: String, Sendable, CaseIterable {
 /// Checks a token typed at sign-in: its role and its name for logs (never the token), or nil
 /// when it is unknown or its scope has no console.
 public typealias ConsoleSignIn = @Sendable (_ token: String) -> (role: ConsoleRole, name: String)?
+
+/// Whether a configured token named `tokenName` (`api:` and the first 6 hex digits of its
+/// sha256) still signs in to the console as `role`: false once the token is removed from
+/// `LEDGER_API_TOKENS` or given another scope, which ends its sessions at their next request.
+public typealias ConsoleTokenCheck = @Sendable (_ tokenName: String, _ role: ConsoleRole) -> Bool

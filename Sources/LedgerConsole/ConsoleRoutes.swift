@@ -1,13 +1,16 @@
+import AppStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import LedgerService
+import LedgerStore
 import Logging
 import NIOCore
 
-/// The console's routes under `/console/`. Every page but sign-in needs a session; every POST
-/// that changes something needs the session's CSRF token; every page view is logged with the
-/// request id and the token's name.
+/// The console's routes under `/console/`. Every page but sign-in needs a session, checked
+/// before a request's body is read; every POST that changes something needs the session's CSRF
+/// token; every page view is logged with the request id and the token's name. Wrong tokens at
+/// sign-in are limited per client address and per token prefix (`SignInLimits`).
 public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
     let console: Console
 
@@ -21,7 +24,7 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
             headers[.cacheControl] = "max-age=300"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: console.renderer.stylesheet))
         }
-        router.get("console/sign-in") { request, context in signInPage(request, context, message: nil, status: .ok) }
+        router.get("console/sign-in") { request, context in signInPage(message: nil, status: .ok) }
         router.post("console/sign-in") { request, context in await signIn(request, context) }
         router.post("console/sign-out") { request, context in await signOut(request, context) }
         RevenuePage(console: console).register(on: router, routes: self)
@@ -31,7 +34,8 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
     }
 
     /// Runs a page for a signed-in user allowed in `area`: sign-in first when there is no
-    /// session, 403 for a role without the area, errors as pages. Logs the view.
+    /// session, 403 for a role without the area, errors as pages. Logs the view. Nothing of
+    /// the request's body has been read when `page` starts.
     func guarded(
         _ area: ConsoleArea?, _ request: Request, _ context: Context, page: (ConsoleSession) async throws -> Response
     ) async -> Response {
@@ -39,13 +43,13 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
         logger[metadataKey: "request_id"] = .string(context.requestID)
         let session: ConsoleSession?
         do {
-            session = try await ConsoleCookies.value(ConsoleCookies.session, in: request.headers).asyncFlatMap { try await console.sessions.find(cookie: $0) }
+            session = try await ConsoleCookies.value(ConsoleCookies.session, in: request).asyncFlatMap { try await console.sessions.find(cookie: $0) }
         } catch {
             return failure(error, session: nil, logger: logger)
         }
         guard let session else {
             logger.info("console page", metadata: ["path": "\(request.uri.path)", "token": "none", "status": "303"])
-            return ConsoleRenderer.redirect("/console/sign-in")
+            return Self.closingUnread(ConsoleRenderer.redirect("/console/sign-in"), for: request)
         }
         logger[metadataKey: "token"] = .string(session.tokenName)
         logger[metadataKey: "role"] = .string(session.role.rawValue)
@@ -59,29 +63,36 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
             do {
                 response = try await page(session)
             } catch {
+                if (error as? ConsoleError) == .csrfRefused {
+                    logger.warning("console form refused: CSRF token missing or wrong", metadata: ["path": "\(request.uri.path)"])
+                }
                 response = failure(error, session: session, logger: logger)
             }
         }
         logger.info("console page", metadata: ["path": "\(request.uri.path)", "status": "\(response.status.code)"])
+        return response.status.code >= 400 ? Self.closingUnread(response, for: request) : response
+    }
+
+    /// A refused POST (no session, a wrong CSRF token, too large) answers with `Connection:
+    /// close`: its body is left unread, and closing is what stops the client sending the rest
+    /// (else the server would read and discard up to the whole upload to keep the connection).
+    static func closingUnread(_ response: Response, for request: Request) -> Response {
+        guard request.method == .post else { return response }
+        var response = response
+        response.headers[.connection] = "close"
         return response
     }
 
-    /// A POST of a signed-in user: `guarded`, plus the form's CSRF token must be the session's.
-    func guardedForm(
-        _ area: ConsoleArea?, _ request: Request, _ context: Context, csrf: String?, page: (ConsoleSession) async throws -> Response
+    /// A POST of a signed-in user: `guarded`, then the form (read only once the session is
+    /// known), whose CSRF token must be the session's.
+    func guardedForm<Form: ConsoleFormWithCSRF>(
+        _ area: ConsoleArea?, _ request: Request, _ context: Context, form _: Form.Type,
+        page: (ConsoleSession, Form) async throws -> Response
     ) async -> Response {
         await guarded(area, request, context) { session in
-            guard let csrf, ConsoleSessions.same(csrf, session.csrfToken) else {
-                console.logger.warning("console form refused: CSRF token missing or wrong", metadata: [
-                    "request_id": "\(context.requestID)", "token": "\(session.tokenName)", "path": "\(request.uri.path)",
-                    "csrf_sent": "\(csrf == nil ? "no" : "\(csrf!.count) characters")",
-                ])
-                return console.renderer.page(
-                    "error", title: "Form refused", area: nil, session: session,
-                    values: ["message": "This form was not sent from the console's own page (its CSRF token is missing or wrong). Nothing was changed."],
-                    status: .forbidden)
-            }
-            return try await page(session)
+            let form = try await ConsoleForm.decode(Form.self, from: request)
+            guard let csrf = form.csrf, ConstantTime.equal(csrf.utf8, session.csrfToken.utf8) else { throw ConsoleError.csrfRefused }
+            return try await page(session, form)
         }
     }
 
@@ -89,7 +100,8 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
         let mapped = LedgerServiceError.mapping(error)
         let (status, message): (HTTPResponse.Status, String)
         switch mapped {
-        case let error as ConsoleError: (status, message) = (error.status, error.message)
+        case let error as ConsoleError:
+            return console.renderer.page("error", title: error.title, area: nil, session: session, values: ["message": error.message], status: error.status)
         case let error as LedgerServiceError where error.code == .invalidRequest: (status, message) = (.badRequest, error.message)
         case let error as LedgerServiceError where error.code == .notFound: (status, message) = (.notFound, error.message)
         case let error as LedgerServiceError where [.databaseUnavailable, .projectionsBehind, .busy, .appleUnavailable].contains(error.code):
@@ -102,38 +114,56 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
         return console.renderer.page("error", title: "Cannot show this page", area: nil, session: session, values: ["message": message], status: status)
     }
 
-    private func signInPage(_ request: Request, _ context: Context, message: String?, status: HTTPResponse.Status) -> Response {
+    private func signInPage(message: String?, status: HTTPResponse.Status, retryAfter: Int? = nil) -> Response {
         let token = ConsoleSessions.randomToken()
         var response = console.renderer.page(
             "sign-in", title: "Sign in", area: nil, session: nil, values: ["signInCsrf": token, "message": message as Any], status: status)
-        response.headers.append(HTTPField(name: .setCookie, value: console.cookies.set(ConsoleCookies.signIn, token, maxAge: 3600)))
+        response.setCookie(console.cookies.set(ConsoleCookies.signIn, token, maxAge: 3600))
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
+    }
+
+    /// 429 with `Retry-After`; the log names the client's address and what was limited.
+    private func limited(_ refusal: SignInThrottle.Refusal, client: String, logger: Logger) -> Response {
+        logger.warning("console sign-in limited", metadata: [
+            "client": "\(client)", "limited": "\(refusal.limited)", "retry_after": "\(refusal.retryAfterSeconds)",
+        ])
+        let minutes = (refusal.retryAfterSeconds + 59) / 60
+        return signInPage(
+            message: "Too many wrong tokens. Try again in \(minutes) minute\(minutes == 1 ? "" : "s").", status: .tooManyRequests,
+            retryAfter: refusal.retryAfterSeconds)
     }
 
     private func signIn(_ request: Request, _ context: Context) async -> Response {
         var logger = console.logger
         logger[metadataKey: "request_id"] = .string(context.requestID)
-        let form: ConsoleForm
+        let client = context.clientAddress ?? "unknown"
+        // A client over its limit is refused before its form is read.
+        if let refusal = console.throttle.check(address: client) { return limited(refusal, client: client, logger: logger) }
+        let form: SignInForm
         do {
-            form = ConsoleForm(urlEncoded: String(buffer: try await request.body.collect(upTo: 16 * 1024)))
+            form = try await ConsoleForm.decode(SignInForm.self, from: request)
         } catch {
-            return signInPage(request, context, message: "The sign-in form was too large.", status: .badRequest)
+            return signInPage(message: "The sign-in form could not be read.", status: .badRequest)
         }
-        guard let sent = form["csrf"], let expected = ConsoleCookies.value(ConsoleCookies.signIn, in: request.headers),
-              ConsoleSessions.same(sent, expected)
+        let token = form.token ?? ""
+        if let refusal = console.throttle.check(address: client, token: token) { return limited(refusal, client: client, logger: logger) }
+        guard let sent = form.csrf, let expected = ConsoleCookies.value(ConsoleCookies.signIn, in: request),
+              ConstantTime.equal(sent.utf8, expected.utf8)
         else {
-            logger.warning("console sign-in refused", metadata: ["reason": "csrf"])
-            return signInPage(request, context, message: "Sign in from the console's own page (the form's CSRF token did not match).", status: .forbidden)
+            logger.warning("console sign-in refused", metadata: ["reason": "csrf", "client": "\(client)"])
+            return signInPage(message: "Sign in from the console's own page (the form's CSRF token did not match).", status: .forbidden)
         }
-        guard let token = form["token"], let who = console.signIn(token) else {
-            logger.warning("console sign-in refused", metadata: ["reason": "token"])
-            return signInPage(request, context, message: "That token is unknown, or its scope is not finance or support.", status: .unauthorized)
+        guard let who = console.signIn(token) else {
+            console.throttle.recordFailure(address: client, token: token)
+            logger.warning("console sign-in refused", metadata: ["reason": "token", "client": "\(client)"])
+            return signInPage(message: "That token is unknown, or its scope is not finance or support.", status: .unauthorized)
         }
         do {
             let (cookie, session) = try await console.sessions.create(tokenName: who.name, role: who.role)
-            logger.info("console sign-in", metadata: ["token": "\(who.name)", "role": "\(who.role.rawValue)"])
+            logger.info("console sign-in", metadata: ["token": "\(who.name)", "role": "\(who.role.rawValue)", "client": "\(client)"])
             return ConsoleRenderer.redirect(session.role.home, cookies: [
-                console.cookies.set(ConsoleCookies.session, cookie, maxAge: Int(ConsoleSessions.lifetime.components.seconds)),
+                console.cookies.set(ConsoleCookies.session, cookie, maxAge: ConsoleSessions.seconds(ConsoleSessions.lifetime)),
                 console.cookies.clear(ConsoleCookies.signIn),
             ])
         } catch {
@@ -142,9 +172,8 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
     }
 
     private func signOut(_ request: Request, _ context: Context) async -> Response {
-        let form = ConsoleForm(urlEncoded: (try? await request.body.collect(upTo: 16 * 1024)).map { String(buffer: $0) } ?? "")
-        return await guardedForm(nil, request, context, csrf: form["csrf"]) { session in
-            if let cookie = ConsoleCookies.value(ConsoleCookies.session, in: request.headers) {
+        await guardedForm(nil, request, context, form: CSRFOnlyForm.self) { session, _ in
+            if let cookie = ConsoleCookies.value(ConsoleCookies.session, in: request) {
                 try await console.sessions.signOut(cookie: cookie)
             }
             console.logger.info("console sign-out", metadata: ["request_id": "\(context.requestID)", "token": "\(session.tokenName)"])

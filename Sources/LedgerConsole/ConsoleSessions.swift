@@ -1,58 +1,92 @@
+import AppStore
 import Crypto
 import Foundation
 import Postgres
 
 /// A signed-in console user.
 struct ConsoleSession: Sendable, Hashable {
+    /// The name of the token signed in with (`api:` and the first 6 hex digits of its sha256):
+    /// its fingerprint, checked against the configured tokens on every request.
     var tokenName: String
     var role: ConsoleRole
     /// Every form that changes something carries it; a POST without it is refused.
     var csrfToken: String
 }
 
-/// Console sessions in PostgreSQL (`console_sessions`, migration 0015), so every server of a
-/// deployment knows them and signing out ends them everywhere. The cookie holds 32 random bytes;
-/// the table holds their sha256 only.
+/// Console sessions in PostgreSQL (`console_sessions`, migrations 0015 and 0017), so every
+/// server of a deployment knows them and signing out ends them everywhere. The cookie holds 32
+/// random bytes; the table holds their sha256 only.
+///
+/// A session ends, for good, at the first of:
+/// - sign-out;
+/// - 8 hours after sign-in (`lifetime`; no sliding renewal, so a stolen cookie expires);
+/// - 30 minutes without a request (`idleTimeout`);
+/// - a request on a server where its token is no longer configured, or no longer with the
+///   scope it signed in with (`tokenCheck`).
+/// Times are the console's clock (milliseconds since 1970), never the database's `now()`.
 struct ConsoleSessions: Sendable {
     let pool: ConnectionPool
-    /// How long a session lasts from sign-in; no sliding renewal, so a stolen cookie expires.
+    let clock: @Sendable () -> Int64
+    /// Whether the session's token is still configured with its role; nil: not checked.
+    let tokenCheck: ConsoleTokenCheck?
+
+    /// How long a session lasts from sign-in at most.
     static let lifetime: Duration = .seconds(8 * 3600)
+    /// How long a session lasts without a request.
+    static let idleTimeout: Duration = .seconds(30 * 60)
 
     /// A new session; returns the cookie's value.
     func create(tokenName: String, role: ConsoleRole) async throws -> (cookie: String, session: ConsoleSession) {
         let id = Self.randomToken()
         let session = ConsoleSession(tokenName: tokenName, role: role, csrfToken: Self.randomToken())
-        let seconds = Int64(Self.lifetime.components.seconds)
+        let now = clock()
         let digest = Self.digest(id)
+        let (signedIn, expires, purgeBefore) = (Self.timestamp(now), Self.timestamp(now + Self.milliseconds(Self.lifetime)), Self.timestamp(now - 86_400_000))
         try await pool.withConnection { connection in
-            // Expired sessions go as new ones come, so the table stays the size of the team.
-            _ = try connection.execute("DELETE FROM console_sessions WHERE expires_at < now() - interval '1 day'")
+            // Sessions ended a day ago go as new ones come, so the table stays the size of the team.
             _ = try connection.execute("""
-                INSERT INTO console_sessions (id_sha256, token_name, role, csrf_token, expires_at)
-                VALUES (\(digest), \(tokenName), \(role.rawValue), \(session.csrfToken), now() + make_interval(secs => \(seconds)))
+                DELETE FROM console_sessions
+                WHERE expires_at < \(purgeBefore) OR last_seen_at < \(purgeBefore) OR signed_out_at < \(purgeBefore)
+                """)
+            _ = try connection.execute("""
+                INSERT INTO console_sessions (id_sha256, token_name, role, csrf_token, created_at, last_seen_at, expires_at)
+                VALUES (\(digest), \(tokenName), \(role.rawValue), \(session.csrfToken), \(signedIn), \(signedIn), \(expires))
                 """)
         }
         return (id, session)
     }
 
-    /// The live session a cookie names, or nil (unknown, expired or signed out).
+    /// The live session a cookie names, or nil (unknown, signed out, expired, idle too long,
+    /// or its token removed or changed). Finding it counts as its latest request.
     func find(cookie: String) async throws -> ConsoleSession? {
-        guard cookie.count == 43, cookie.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else { return nil }
+        guard cookie.count == 43, cookie.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
         let digest = Self.digest(cookie)
-        return try await pool.withConnection { connection in
+        let now = clock()
+        let (at, idleSince) = (Self.timestamp(now), Self.timestamp(now - Self.milliseconds(Self.idleTimeout)))
+        let tokenCheck = self.tokenCheck
+        return try await pool.withConnection { connection -> ConsoleSession? in
             guard let row = try connection.query("""
-                SELECT token_name, role, csrf_token FROM console_sessions
-                WHERE id_sha256 = \(digest) AND expires_at > now() AND signed_out_at IS NULL
+                UPDATE console_sessions SET last_seen_at = \(at)
+                WHERE id_sha256 = \(digest) AND signed_out_at IS NULL AND expires_at > \(at) AND last_seen_at > \(idleSince)
+                RETURNING token_name, role, csrf_token
                 """).first, let role = ConsoleRole(rawValue: try row.decode(1))
             else { return nil }
-            return ConsoleSession(tokenName: try row.decode(0), role: role, csrfToken: try row.decode(2))
+            let session = ConsoleSession(tokenName: try row.decode(0), role: role, csrfToken: try row.decode(2))
+            if let tokenCheck, !tokenCheck(session.tokenName, session.role) {
+                // Removed from LEDGER_API_TOKENS or given another scope: over for good, on
+                // every server, even if the token comes back.
+                _ = try connection.execute("UPDATE console_sessions SET signed_out_at = \(at) WHERE id_sha256 = \(digest)")
+                return nil
+            }
+            return session
         }
     }
 
     func signOut(cookie: String) async throws {
         let digest = Self.digest(cookie)
+        let at = Self.timestamp(clock())
         try await pool.withConnection { connection in
-            _ = try connection.execute("UPDATE console_sessions SET signed_out_at = now() WHERE id_sha256 = \(digest) AND signed_out_at IS NULL")
+            _ = try connection.execute("UPDATE console_sessions SET signed_out_at = \(at) WHERE id_sha256 = \(digest) AND signed_out_at IS NULL")
         }
     }
 
@@ -62,16 +96,15 @@ struct ConsoleSessions: Sendable {
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(Data(bytes))
     }
 
-    /// Equal strings, compared in time independent of where they differ.
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for (p, q) in zip(x, y) { difference |= p ^ q }
-        return difference == 0
+    /// Whole seconds of `duration`, for a cookie's Max-Age.
+    static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 { duration.components.seconds * 1_000 }
+
+    private static func timestamp(_ milliseconds: Int64) -> PostgresTimestamp {
+        PostgresTimestamp(microsecondsSince1970: milliseconds * 1_000)
     }
 }

@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Hummingbird
+import LedgerQueries
 import LedgerService
 import LedgerStore
 
@@ -15,6 +16,14 @@ struct LookupPage: Sendable {
         router.get("console/lookup") { request, context in await routes.guarded(.lookup, request, context) { session in
             try await page(request, session)
         } }
+        // Asking Apple appends an event and spends Apple's rate limit: a form with the
+        // session's CSRF token, never a plain link or GET.
+        router.post("console/lookup/apple-order") { request, context in
+            await routes.guardedForm(.lookup, request, context, form: AppleOrderForm.self) { session, form in
+                try await askApple(form.q ?? "", session: session, metadata: RequestMetadata(
+                    requestId: context.requestID, actor: "console:\(session.tokenName)", clientAddress: context.clientAddress))
+            }
+        }
         router.get("console/documents/:sha256") { request, context in await routes.guarded(.lookup, request, context) { session in
             let name = try context.parameters.require("sha256")
             guard name.count == 64, name.allSatisfy(\.isHexDigit) else { throw ConsoleError.badRequest("A document is named by its sha256: 64 hex digits.") }
@@ -29,38 +38,66 @@ struct LookupPage: Sendable {
         } }
     }
 
+    /// The search as typed: one id of at most 200 characters on one line.
+    private func searched(_ text: String) throws -> String {
+        let query = text.trimmingCharacters(in: .whitespaces)
+        guard query.count <= 200, query.allSatisfy({ !$0.isNewline }) else { throw ConsoleError.badRequest("Search for one id of at most 200 characters.") }
+        return query
+    }
+
+    /// What the ledger itself holds about the id: never asks Apple. An id that matches nothing
+    /// and looks like an Apple order id gets a button that asks Apple (a POST).
     private func page(_ request: Request, _ session: ConsoleSession) async throws -> Response {
-        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let query = try searched(request.uri.queryParameters.get("q") ?? "")
         var values: [String: Any] = ["q": query]
         guard !query.isEmpty else {
             return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
         }
-        guard query.count <= 200, query.allSatisfy({ !$0.isNewline }) else { throw ConsoleError.badRequest("Search for one id of at most 200 characters.") }
         // Every kind of subject the id names, so a user id that is also a transaction id shows both.
         var found: [TimelineView] = []
         for kind in [TimelineView.Kind.user, .order, .transaction] {
             if let timeline = try await console.reads.timeline(kind, query) { found.append(timeline) }
         }
-        var appleOrder: AppleOrderView?
-        if found.isEmpty, AppleOrderID.looksLikeOne(query) {
-            appleOrder = try await console.service.lookUpAppleOrder(query, metadata: RequestMetadata(actor: "console:\(session.tokenName)"))
-        }
         let wanted = request.uri.queryParameters.get("as").flatMap(TimelineView.Kind.init(rawValue:))
-        let shown = found.first { $0.kind == wanted } ?? found.first
-        values["alternatives"] = found.filter { $0.kind != shown?.kind }.map { ["kind": $0.kind.rawValue, "q": query] }
-        if let appleOrder {
+        guard let timeline = found.first(where: { $0.kind == wanted }) ?? found.first else {
+            values["nothing"] = true
+            if AppleOrderID.looksLikeOne(query) {
+                values["askApple"] = ["orderId": query, "csrf": session.csrfToken, "configured": console.service.serverAPI != nil] as [String: Any]
+            }
+            return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
+        }
+        values["alternatives"] = found.filter { $0.kind != timeline.kind }.map {
+            ["kind": $0.kind.rawValue, "href": ConsoleLinks.lookup(query, as: $0.kind.rawValue)]
+        }
+        try await show(timeline, in: &values)
+        return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
+    }
+
+    /// Apple's Look Up Order ID for `orderId` (recorded as `AppleOrderLookedUp`), and what the
+    /// ledger knows of the transactions Apple names.
+    private func askApple(_ text: String, session: ConsoleSession, metadata: RequestMetadata) async throws -> Response {
+        let orderId = try searched(text)
+        guard AppleOrderID.looksLikeOne(orderId) else {
+            throw ConsoleError.badRequest("Apple's order ids are ten capital letters and digits, as on the customer's receipt e-mail.")
+        }
+        var values: [String: Any] = ["q": orderId]
+        if let appleOrder = try await console.service.lookUpAppleOrder(orderId, metadata: metadata) {
             values["appleOrder"] = [
                 "orderId": appleOrder.orderId, "environment": appleOrder.environment,
                 "transactions": appleOrder.transactions.map { t in
-                    ["transactionId": t.transactionId, "originalTransactionId": t.originalTransactionId, "productId": t.productId,
-                     "userId": t.userId ?? "not delivered by the ledger"] as [String: Any]
+                    ["transactionId": t.transactionId, "href": ConsoleLinks.lookup(t.transactionId), "originalTransactionId": t.originalTransactionId,
+                     "productId": t.productId, "userId": t.userId ?? "not delivered by the ledger"] as [String: Any]
                 },
             ] as [String: Any]
+        } else {
+            values["appleKnowsNothing"] = orderId
         }
-        guard let timeline = shown else {
-            values["nothing"] = appleOrder == nil
-            return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
-        }
+        return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
+    }
+
+    /// The timeline's subject, chain verdict, entries, the user's balances and the ownership of
+    /// every purchase it speaks of.
+    private func show(_ timeline: TimelineView, in values: inout [String: Any]) async throws {
         values["subject"] = ["kind": timeline.kind.rawValue, "id": timeline.subject]
         values["chain"] = [
             "verified": timeline.verified, "headHash": timeline.headHash ?? "none yet", "position": timeline.verifiedPosition,
@@ -73,7 +110,8 @@ struct LookupPage: Sendable {
             values["user"] = [
                 "balances": user.balances.sorted { $0.key < $1.key }.map { ["unit": $0.key, "amount": $0.value] as [String: Any] },
                 "entitlements": user.entitlements.map { e in
-                    ["productId": e.productId, "originalTransactionId": e.originalTransactionId, "kind": e.kind,
+                    ["productId": e.productId, "originalTransactionId": e.originalTransactionId,
+                     "originalTransactionHref": ConsoleLinks.lookup(e.originalTransactionId), "kind": e.kind,
                      "active": e.active, "expiresAt": e.expiresAt ?? ""] as [String: Any]
                 },
                 "appleAccounts": user.appleAccounts,
@@ -96,16 +134,23 @@ struct LookupPage: Sendable {
             ])
         }
         values["ownerships"] = ownerships
-        return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
     }
 
     private func entry(_ entry: TimelineView.Entry) -> [String: Any] {
         [
             "position": entry.position, "recordedAt": entry.recordedAt, "type": entry.type, "stream": entry.stream, "summary": entry.summary,
             "data": EvidenceDocument.pretty(entry.data),
-            "documents": EvidenceDocument.documentNames(in: entry.data).map { ["name": $0, "short": String($0.prefix(12)) + "…"] },
+            "documents": EvidenceDocument.documentNames(in: entry.data).map {
+                ["name": $0, "short": String($0.prefix(12)) + "…", "href": ConsoleLinks.document($0)]
+            },
         ]
     }
+}
+
+/// The look-up's "ask Apple" form: the Apple order id, and the session's CSRF token.
+struct AppleOrderForm: ConsoleFormWithCSRF {
+    var csrf: String?
+    var q: String?
 }
 
 /// Apple's order ids: ten upper-case letters and digits (Look Up Order ID).

@@ -11,7 +11,8 @@ import LedgerStore
 /// the ledger's differ, with the ledger's transactions behind it.
 struct ReconciliationPage: Sendable {
     let console: Console
-    /// Reports come gzipped and small; a generous cap still bounds a request's memory.
+    /// Reports come gzipped and small; a generous cap still bounds a request's memory. Counted
+    /// as the body streams in: the read stops at the first byte past it.
     static let maximumUpload = 32 << 20
 
     func register<Context: ConsoleRequestContext>(on router: Router<Context>, routes: ConsoleRoutes<Context>) {
@@ -20,31 +21,22 @@ struct ReconciliationPage: Sendable {
             return console.renderer.page("reconciliation", title: "Reconciliation with App Store Connect", area: .reconciliation, session: session, values: [
                 "csrf": session.csrfToken,
                 "reports": reports.map { recorded, report in
-                    ["sha256": report.documentSha256, "kind": report.kind, "periodStart": report.periodStart, "periodEnd": report.periodEnd,
+                    ["href": ConsoleLinks.reconciliation(report.documentSha256), "kind": report.kind, "periodStart": report.periodStart, "periodEnd": report.periodEnd,
                      "fileName": report.fileName ?? "", "lines": report.lines.count,
-                     "recordedAt": Timestamps.iso8601(recorded)] as [String: Any]
+                     "recordedAt": RevenueDay.iso8601(recorded)] as [String: Any]
                 },
             ])
         } }
-        router.post("console/reconciliation") { request, context in
-            let upload: ConsoleUpload
-            do {
-                let body = try await request.body.collect(upTo: Self.maximumUpload)
-                upload = try ConsoleUpload(body: body, contentType: request.headers[.contentType])
-            } catch {
-                return await routes.guarded(.reconciliation, request, context) { _ in
-                    throw (error as? ConsoleError) ?? ConsoleError.badRequest("The upload is over \(Self.maximumUpload >> 20) MB.")
-                }
-            }
-            let csrf = upload["csrf"].map { String(decoding: $0.bytes, as: UTF8.self) }
-            return await routes.guardedForm(.reconciliation, request, context, csrf: csrf) { session in
-                guard let file = upload["report"], !file.bytes.isEmpty else { throw ConsoleError.badRequest("Choose a report file to upload.") }
-                let imported = try await ReportImporter(store: console.service.log.store).importReport(
-                    file.bytes, fileName: file.fileName,
-                    metadata: RequestMetadata(requestId: context.requestID, actor: "console:\(session.tokenName)"))
-                return ConsoleRenderer.redirect("/console/reconciliation/\(imported.report.documentSha256)" + (imported.alreadyImported ? "?again=1" : ""))
-            }
-        }
+        // The session and role are checked before a byte of the body is read; the CSRF token,
+        // the form's first field, before any of the file is kept (ConsoleUpload).
+        router.post("console/reconciliation") { request, context in await routes.guarded(.reconciliation, request, context) { session in
+            let upload = try await ConsoleUpload.read(request, csrf: session.csrfToken, limit: Self.maximumUpload)
+            guard let file = upload.file(named: "report"), !file.bytes.isEmpty else { throw ConsoleError.badRequest("Choose a report file to upload.") }
+            let imported = try await ReportImporter(store: console.service.log.store).importReport(
+                file.bytes, fileName: file.fileName,
+                metadata: RequestMetadata(requestId: context.requestID, actor: "console:\(session.tokenName)", clientAddress: context.clientAddress))
+            return ConsoleRenderer.redirect(ConsoleLinks.reconciliation(imported.report.documentSha256) + (imported.alreadyImported ? "?again=1" : ""))
+        } }
         router.get("console/reconciliation/:sha256") { request, context in await routes.guarded(.reconciliation, request, context) { session in
             let name = try context.parameters.require("sha256")
             guard name.count == 64, name.allSatisfy(\.isHexDigit),
@@ -54,7 +46,8 @@ struct ReconciliationPage: Sendable {
             return console.renderer.page("reconciliation-report", title: "Reconciliation: \(report.kind) report \(report.periodStart) – \(report.periodEnd)",
                                          area: .reconciliation, session: session, values: [
                 "again": request.uri.queryParameters.get("again") != nil,
-                "sha256": report.documentSha256, "fileName": report.fileName ?? "", "kind": report.kind,
+                "sha256": report.documentSha256, "documentHref": ConsoleLinks.document(report.documentSha256),
+                "fileName": report.fileName ?? "", "kind": report.kind,
                 "financial": report.kind == "financial",
                 "compared": result.cellsCompared, "matching": result.cellsMatching, "differing": result.differences.count,
                 "agrees": result.differences.isEmpty && result.unknownProducts.isEmpty,
@@ -65,7 +58,7 @@ struct ReconciliationPage: Sendable {
                      "type": d.cell.isReturn ? "return" : "sale", "apple": d.appleUnits, "ledger": d.ledgerUnits,
                      "countries": d.appleCountries.joined(separator: ", "),
                      "missing": d.appleUnits > d.ledgerUnits ? "Apple counted \(d.appleUnits - d.ledgerUnits) the ledger did not" : "the ledger counted \(d.ledgerUnits - d.appleUnits) Apple did not",
-                     "transactions": d.ledgerTransactions] as [String: Any]
+                     "transactions": d.ledgerTransactions.map { ["id": $0, "href": ConsoleLinks.lookup($0)] }] as [String: Any]
                 },
             ])
         } }

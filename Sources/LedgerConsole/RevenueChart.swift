@@ -1,4 +1,5 @@
 import Ledger
+import LedgerQueries
 import LedgerService
 
 /// Net revenue (above the line) and refunds (below) over time for one currency, as SVG drawn on

@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Hummingbird
 import Ledger
+import LedgerQueries
 import LedgerService
 
 /// Revenue by day, month or product, per currency, one environment at a time: the report of
@@ -33,8 +34,9 @@ struct RevenuePage: Sendable {
     /// The form's query, defaulting to the last 30 days of production by day.
     func query(_ request: Request) throws -> RevenueQuery {
         let parameters = request.uri.queryParameters
-        let today = ConsoleDates.day(Date())
-        let from = parameters.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? ConsoleDates.day(Date().addingTimeInterval(-29 * 86_400))
+        let now = console.clock()
+        let today = RevenueDay.of(now)
+        let from = parameters.get("from").flatMap { $0.isEmpty ? nil : $0 } ?? RevenueDay.of(now - 29 * 86_400_000)
         let to = parameters.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? today
         let groupText = parameters.get("group_by") ?? "day"
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
@@ -51,7 +53,9 @@ struct RevenuePage: Sendable {
         var overTime = query
         overTime.groupBy = ConsoleDates.days(from: query.from, to: query.to) <= 92 ? .day : .month
         let series = overTime.groupBy == query.groupBy ? report : try await console.reads.revenue(overTime)
-        let parameters = "from=\(query.from)&to=\(query.to)&group_by=\(query.groupBy.rawValue)&environment=\(query.environment)"
+        let parameters = ConsoleLinks.query([
+            ("from", query.from), ("to", query.to), ("group_by", query.groupBy.rawValue), ("environment", query.environment),
+        ])
         func row(_ row: RevenueRow, total: Bool) -> [String: Any] {
             ["key": total ? "Total" : row.key, "currency": row.currency, "cells": row.cells, "total": total]
         }
@@ -67,26 +71,16 @@ struct RevenuePage: Sendable {
             "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns, "commission": query.commission.rawValue,
             "rows": report.rows.map { row($0, total: false) } + report.totals.map { row($0, total: true) },
             "empty": report.rows.isEmpty, "charts": charts, "chartGrouping": overTime.groupBy.rawValue,
-            "csv": "/console/revenue.csv?" + parameters, "json": "/console/revenue.json?" + parameters,
+            "csvHref": "/console/revenue.csv" + parameters, "jsonHref": "/console/revenue.json" + parameters,
         ])
     }
 }
 
 /// Days of the revenue form, in UTC as the reports write them (`RevenueDay`).
 enum ConsoleDates {
-    static func day(_ date: Date) -> String { RevenueDay.of(Millis.of(date)) }
-
-    /// Days from `from` to `to`, both included; 0 when either is not a date.
+    /// Days from `from` to `to` (`YYYY-MM-DD`), both included; 0 when either is not a date.
     static func days(from: String, to: String) -> Int {
-        guard let a = date(from), let b = date(to) else { return 0 }
-        return Int(b.timeIntervalSince(a) / 86_400) + 1
-    }
-
-    private static func date(_ day: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.date(from: day)
+        guard let a = UTCDays.days(of: from), let b = UTCDays.days(of: to) else { return 0 }
+        return Int(b - a) + 1
     }
 }

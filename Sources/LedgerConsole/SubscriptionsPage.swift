@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Ledger
+import LedgerQueries
 import LedgerService
 
 /// Subscriptions at a glance: active, MRR per currency, trials, grace period, billing retry,
@@ -19,9 +20,8 @@ struct SubscriptionsPage: Sendable {
         let environment = parameters.get("environment") ?? "Production"
         guard ["Production", "Sandbox"].contains(environment) else { throw ConsoleError.badRequest("Environment is Production or Sandbox.") }
         let overview = try await console.reads.subscriptionOverview(environment: environment)
-        let env = "environment=\(environment)"
         func link(_ list: String, _ month: String? = nil) -> String {
-            "/console/subscriptions?\(env)&list=\(list)" + (month.map { "&month=\($0)" } ?? "") + "#list"
+            "/console/subscriptions" + ConsoleLinks.query([("environment", environment), ("list", list)] + (month.map { [("month", $0)] } ?? [])) + "#list"
         }
         let churned = overview.churnedByMonth, reactivated = overview.reactivatedByMonth
         let months = Set(churned.keys).union(reactivated.keys).sorted(by: >).prefix(24)
@@ -58,8 +58,9 @@ struct SubscriptionsPage: Sendable {
             values["list"] = [
                 "title": title, "count": items.count,
                 "items": items.prefix(1000).map { item in
-                    ["originalTransactionId": item.originalTransactionId, "productId": item.productId, "userId": item.userId,
-                     "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(Timestamps.iso8601) ?? "",
+                    ["originalTransactionId": item.originalTransactionId, "originalTransactionHref": ConsoleLinks.lookup(item.originalTransactionId),
+                     "productId": item.productId, "userId": item.userId, "userHref": ConsoleLinks.lookup(item.userId),
+                     "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(RevenueDay.iso8601) ?? "",
                      "autoRenew": item.autoRenew.map { $0 ? "on" : "off" } ?? "unknown",
                      "monthly": item.monthly.map { "\($0.decimal) \($0.currency)" } ?? ""] as [String: Any]
                 },

@@ -2,7 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Ledger
+import LedgerQueries
 import LedgerService
+import NIOCore
 
 /// Request bodies of CONTRACT.md, decoded strictly: a missing field, a wrong type or a value
 /// out of range is a 400 `invalid_request` naming the field, never a 5xx.
@@ -91,7 +93,7 @@ enum APIAnswers {
             try c.encode(order.productId, forKey: .productId)
             try c.encode(order.quantity, forKey: .quantity)
             try c.encode(order.appAccountToken, forKey: .appAccountToken)
-            try c.encode(Timestamps.iso8601(order.createdAtMs), forKey: .createdAt)
+            try c.encode(RevenueDay.iso8601(order.createdAtMs), forKey: .createdAt)
         }
         enum Keys: String, CodingKey { case orderId, userId, productId, quantity, appAccountToken, createdAt }
     }
@@ -153,7 +155,7 @@ enum APIAnswers {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(consent.userId, forKey: .userId)
             try c.encode(consent.consumptionData, forKey: .consumptionData)
-            try c.encode(Timestamps.iso8601(consent.recordedAtMs), forKey: .recordedAt)
+            try c.encode(RevenueDay.iso8601(consent.recordedAtMs), forKey: .recordedAt)
         }
         enum Keys: String, CodingKey { case userId, consumptionData, recordedAt }
     }
@@ -188,16 +190,16 @@ enum APIAnswers {
     static func response(for outcome: SubmissionOutcome) throws -> Response {
         switch outcome {
         case .delivered(let deliveries):
-            return try JSONResponse.make(Outcome(outcome: "delivered", deliveries: deliveries.map(DeliveryJSON.init)))
+            return try JSONResponse.make(Outcome(outcome: outcome.label, deliveries: deliveries.map(DeliveryJSON.init)))
         case .alreadyDelivered(let deliveries):
-            return try JSONResponse.make(Outcome(outcome: "already_delivered", deliveries: deliveries.map(DeliveryJSON.init)))
+            return try JSONResponse.make(Outcome(outcome: outcome.label, deliveries: deliveries.map(DeliveryJSON.init)))
         case .pending(let seconds):
-            var response = try JSONResponse.make(Outcome(outcome: "pending", retryAfterSeconds: seconds), status: .accepted)
+            var response = try JSONResponse.make(Outcome(outcome: outcome.label, retryAfterSeconds: seconds), status: .accepted)
             response.headers[.retryAfter] = String(seconds)
             return response
         case .rejected(let code, let message):
             return try JSONResponse.make(
-                Outcome(outcome: "rejected", error: ErrorDetail(code: code.rawValue, message: message)), status: .unprocessableContent)
+                Outcome(outcome: outcome.label, error: ErrorDetail(code: code.rawValue, message: message)), status: .unprocessableContent)
         }
     }
 
@@ -276,5 +278,15 @@ enum APIAnswers {
             try c.encode(view.originalTransactionIds, forKey: .originalTransactionIds)
         }
         enum Keys: String, CodingKey { case appleAccount, users, originalTransactionIds }
+    }
+}
+
+/// JSON responses in the ledger's conventions (snake_case, sorted keys).
+enum JSONResponse {
+    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try LedgerJSON.encoder.encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
-import NIOHTTP1
 import Ledger
 import LedgerService
+import LedgerStore
+import NIOCore
+import NIOHTTP1
 
 /// An error answered as `{"error": {"code", "message"}}` with its HTTP status (CONTRACT.md).
 /// The message never quotes a receipt, token or secret.
@@ -94,14 +95,4 @@ struct ErrorBody: Encodable {
         var message: String
     }
     var error: Detail
-}
-
-/// JSON responses in the ledger's conventions (snake_case, sorted keys).
-enum JSONResponse {
-    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try LedgerJSON.encoder.encode(value)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-    }
 }

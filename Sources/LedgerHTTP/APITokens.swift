@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import LedgerConsole
 import Foundation
@@ -45,11 +46,7 @@ public struct APITokens: Sendable {
     func authenticate(_ token: String) -> Entry? {
         let digest = Array(SHA256.hash(data: Array(token.utf8)))
         var found: Entry?
-        for entry in entries {
-            var difference: UInt8 = 0
-            for (a, b) in zip(entry.digest, digest) { difference |= a ^ b }
-            if difference == 0 { found = entry }
-        }
+        for entry in entries where ConstantTime.equal(entry.digest, digest) { found = entry }
         return found
     }
 
@@ -60,6 +57,20 @@ public struct APITokens: Sendable {
         case .finance: return (.finance, entry.name)
         case .support: return (.support, entry.name)
         case .app: return nil
+        }
+    }
+
+    /// Whether a token named `name` (`api:` and 6 hex digits of its sha256) is still configured
+    /// with the scope that gives `role`: a console session ends once its token is removed or
+    /// its scope changes.
+    public func consoleSignsIn(named name: String, as role: ConsoleRole) -> Bool {
+        entries.contains { entry in
+            guard entry.name == name else { return false }
+            switch entry.scope {
+            case .finance: return role == .finance
+            case .support: return role == .support
+            case .app: return false
+            }
         }
     }
 

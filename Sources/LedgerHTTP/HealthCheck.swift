@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LedgerProjections
 import LedgerService
+import LedgerWorkers
 import Postgres
 
 /// `GET /healthz`: the process answers and PostgreSQL answers a query.

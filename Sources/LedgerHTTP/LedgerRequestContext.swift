@@ -2,10 +2,11 @@ import HTTPTypes
 import LedgerConsole
 import Hummingbird
 import Logging
+import NIOCore
 
 /// The context of one API request: its request id (echoed in `X-Request-ID` and in every log
 /// line of the request) and who it was authenticated as.
-public struct LedgerRequestContext: RequestContext, ConsoleRequestContext {
+public struct LedgerRequestContext: RequestContext, ConsoleRequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Taken from the request's `X-Request-ID` when it sends a usable one, else made here.
     public var requestID: String = ""
@@ -14,8 +15,13 @@ public struct LedgerRequestContext: RequestContext, ConsoleRequestContext {
     /// The token's name for the events' metadata (`api:<first 6 chars of its sha256>`).
     public var actor: String = "anonymous"
 
+    /// The peer's address, for the console's sign-in limit per client (behind a proxy, the
+    /// proxy's).
+    public let remoteAddress: SocketAddress?
+
     public init(source: Source) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 
     /// Bodies over 1 MB are refused with 413 (CONTRACT.md).

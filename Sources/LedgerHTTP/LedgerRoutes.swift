@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Ledger
+import LedgerQueries
 import LedgerService
 import LedgerStore
 

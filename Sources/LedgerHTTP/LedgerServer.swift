@@ -5,12 +5,15 @@ import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import LedgerStore
-import NIOCore
 import Ledger
 import LedgerConsole
+import LedgerProjections
+import LedgerQueries
 import LedgerService
+import LedgerStore
+import LedgerWorkers
 import Logging
+import NIOCore
 import Postgres
 import ServiceLifecycle
 
@@ -99,7 +102,8 @@ public struct LedgerServer: Sendable {
         if let api = configuration.serverAPI {
             do {
                 serverAPI = try await ServerAPIClient(
-                    configuration: api, httpClient: httpClient, logger: logger, onUnauthorized: { metrics.recordAppleUnauthorized() })
+                    configuration: api, clock: configuration.machineClock, httpClient: httpClient, logger: logger,
+                    onUnauthorized: { metrics.recordAppleUnauthorized() })
             } catch {
                 await pool.close()
                 try? await httpClient.shutdown()
@@ -109,10 +113,12 @@ public struct LedgerServer: Sendable {
         let service = PurchaseService(
             store: store, configuration: configuration.ledger,
             verifyReceipt: VerifyReceiptClient(
-                configuration: configuration.verifyReceipt, transport: HTTPVerifyReceiptTransport(httpClient: httpClient), logger: logger),
+                configuration: configuration.verifyReceipt, clock: configuration.clock, transport: HTTPVerifyReceiptTransport(httpClient: httpClient),
+                logger: logger),
             signedData: SignedDataVerifiers(
-                rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId),
-            serverAPI: serverAPI, logger: logger, clock: configuration.clock ?? { Millis.now() },
+                rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId,
+                clock: configuration.clock),
+            serverAPI: serverAPI, logger: logger, clock: configuration.clock, machineClock: configuration.machineClock,
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })
@@ -143,7 +149,8 @@ public struct LedgerServer: Sendable {
         do {
             console = try await Console(
                 reads: reads, service: service, pool: pool, signIn: { tokens.consoleSignIn($0) },
-                insecureCookies: configuration.consoleInsecureCookies, commission: configuration.ledger.commission, logger: logger
+                insecureCookies: configuration.consoleInsecureCookies, commission: configuration.ledger.commission, logger: logger,
+                tokenCheck: { tokens.consoleSignsIn(named: $0, as: $1) }
             ).routes()
         } catch {
             await pool.close()

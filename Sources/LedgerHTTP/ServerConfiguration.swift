@@ -2,6 +2,7 @@ import AppStore
 import AppStoreClient
 import Foundation
 import LedgerService
+import LedgerStore
 import Postgres
 import X509
 
@@ -24,9 +25,14 @@ public struct ServerConfiguration: Sendable {
     /// Act as `ledger_app` (INSERT and SELECT only on the log); off only for tests that
     /// deliberately use a schema-less superuser setup.
     public var actAsApplicationRole: Bool = true
-    /// The ledger's "now" in milliseconds since 1970 (subscription status, order times); nil:
-    /// the wall clock. Tests set the simulator's clock, so Apple's dates and ours agree.
-    public var clock: (@Sendable () -> Int64)?
+    /// The ledger's now (`PurchaseService.clock`): every date it records, the statuses it reads
+    /// and the windows it reconciles. `.system` in `serve`; tests and the demo set the simulator's
+    /// clock, so Apple's dates and ours agree.
+    public var clock: WallClock
+    /// The machine's own time, for what must pass in real time whatever `clock` says: the retry
+    /// schedule of pending receipts, and the App Store Server API's tokens, which Apple checks
+    /// against its own clock. `clock` in `serve`; `.system` beside a simulated `clock`.
+    public var machineClock: WallClock
     /// `APPLE_APP_APPLE_ID`: the app's numeric Apple id, checked in production signed data.
     public var appAppleId: Int64?
     /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
@@ -44,7 +50,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
         verifyReceipt: VerifyReceiptConfiguration, rootCertificates: [Certificate], poolSize: Int = 16,
-        workerPollInterval: Duration = .milliseconds(500), catalogFile: String? = nil
+        workerPollInterval: Duration = .milliseconds(500), catalogFile: String? = nil, clock: WallClock, machineClock: WallClock
     ) {
         self.host = host
         self.port = port
@@ -56,11 +62,14 @@ public struct ServerConfiguration: Sendable {
         self.poolSize = poolSize
         self.workerPollInterval = workerPollInterval
         self.catalogFile = catalogFile
+        self.clock = clock
+        self.machineClock = machineClock
     }
 
     /// Reads `LEDGER_HTTP_ADDRESS`, `LEDGER_API_TOKENS`, `LEDGER_CATALOG`, the Apple settings and
-    /// `LEDGER_TRANSFER_POLICY`; `address` (a flag) overrides the variable.
-    public init(environment: [String: String], conninfo: String, address: String? = nil) throws {
+    /// `LEDGER_TRANSFER_POLICY`; `address` (a flag) overrides the variable. `clock` is both the
+    /// ledger's and the machine's (`.system` in `serve`).
+    public init(environment: [String: String], conninfo: String, address: String? = nil, clock: WallClock) throws {
         let (host, port) = try Self.parse(address: address ?? environment["LEDGER_HTTP_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:8080")
         let roots: [Certificate]
         do {
@@ -71,7 +80,8 @@ public struct ServerConfiguration: Sendable {
         self.init(
             host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
             ledger: try LedgerConfiguration(environment: environment), verifyReceipt: VerifyReceiptConfiguration(environment: environment),
-            rootCertificates: roots, catalogFile: environment["LEDGER_CATALOG"].flatMap { $0.isEmpty ? nil : $0 })
+            rootCertificates: roots, catalogFile: environment["LEDGER_CATALOG"].flatMap { $0.isEmpty ? nil : $0 }, clock: clock,
+            machineClock: clock)
         if let text = environment["APPLE_APP_APPLE_ID"], !text.isEmpty {
             guard let id = Int64(text) else { throw LedgerServiceError(.invalidConfiguration, "APPLE_APP_APPLE_ID is a number, not \(text)") }
             appAppleId = id

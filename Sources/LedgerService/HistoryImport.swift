@@ -30,13 +30,16 @@ public struct HistoryImport: Sendable {
 
     let pool: ConnectionPool
     let configuration: LedgerConfiguration
+    /// Dates each imported line's `ReceiptSubmitted` (the ledger's clock).
+    let clock: WallClock
     let logger: Logger
     let batchLines: Int
 
-    public init(pool: ConnectionPool, configuration: LedgerConfiguration, batchLines: Int = 200, logger: Logger) {
+    public init(pool: ConnectionPool, configuration: LedgerConfiguration, batchLines: Int = 200, clock: WallClock, logger: Logger) {
         self.pool = pool
         self.configuration = configuration
         self.batchLines = batchLines
+        self.clock = clock
         self.logger = logger
     }
 
@@ -145,7 +148,7 @@ public struct HistoryImport: Sendable {
         }
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: line.userId, orderId: nil, transactionId: nil, kind: .imported,
-            documentSha256: name, submittedAtMs: Millis.now())
+            documentSha256: name, submittedAtMs: clock())
         let appends = decision.appends(for: submission, expecting: .noStream, after: [.receiptSubmitted(submitted)])
         // Streams appended with `.any` (a subscription's observations) may repeat across lines.
         let claimed = appends.filter { $0.expectation != .any }.map(\.stream)

@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Ledger
+import LedgerStore
 
 /// One line of `purchase-ledger import`: a user and what an earlier system kept of their
 /// purchases, either Apple's verifyReceipt answer as it was stored, or a transaction record.
@@ -92,6 +93,9 @@ struct ImportLine {
         guard quantity > 0 else { throw LedgerServiceError(.invalidRequest, "transaction.quantity must be positive") }
         guard (record.priceMilliunits == nil) == (record.currency == nil) else {
             throw LedgerServiceError(.invalidRequest, "transaction.price_milliunits and currency go together")
+        }
+        if let currency = record.currency, !ISO4217.isCode(currency) {
+            throw LedgerServiceError(.invalidRequest, "transaction.currency must be an ISO 4217 code")
         }
         let entry = EvidenceEntry(
             transactionId: record.transactionId, originalTransactionId: record.originalTransactionId ?? record.transactionId,

@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerStore
 
 /// The settings of the purchase flow (CONTRACT.md "Configuration").
 public struct LedgerConfiguration: Sendable {

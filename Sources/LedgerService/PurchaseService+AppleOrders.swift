@@ -59,7 +59,7 @@ extension PurchaseService {
             let document = DocumentStore.insert(answer.body, kind: "apple_order_lookup")
             try await mappingDatabaseErrors {
                 try await log.append(
-                    [LedgerAppend(stream: "apple-order-\(orderId)", expectation: .any, events: [.appleOrderLookedUp(AppleOrderLookedUp(
+                    [LedgerAppend(stream: Streams.appleOrder(orderId), expectation: .any, events: [.appleOrderLookedUp(AppleOrderLookedUp(
                         orderId: orderId, environment: environment.rawValue, transactionIds: ids, documentSha256: document.name, atMs: clock()))])],
                     metadata: metadata, alongside: [document.statement])
             }

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Ledger
 import LedgerStore
+import Logging
 import Postgres
 
 /// What became of a notification Apple posted.
@@ -16,7 +17,12 @@ public enum NotificationOutcome: Sendable, Hashable {
 extension PurchaseService {
     /// `POST /v1/notifications/apple`: authenticates (v2 signature, v1 shared secret), records the
     /// body verbatim once, and records what it says of transactions in the ledger (refunds,
-    /// revocations, renewals, subscription state).
+    /// revocations, renewals, subscription state). A v2 notification's app and environment come
+    /// from whichever block names them (`NotificationAddressee`); one that names no transaction
+    /// (EXTERNAL_PURCHASE_TOKEN, RESCIND_CONSENT, a summary, a type Apple adds later) is recorded
+    /// with its type and decides nothing else. One whose signature and app verify but whose
+    /// content cannot be read is kept as evidence and answered `invalidRequest`, never
+    /// `unauthenticated` (see `keepUnreadable`).
     public func receiveNotification(body: Data, metadata: RequestMetadata) async throws -> NotificationOutcome {
         struct Shape: Decodable { var signedPayload: String? }
         guard let shape = try? JSONDecoder().decode(Shape.self, from: body) else {
@@ -31,7 +37,10 @@ extension PurchaseService {
             do throws(AppStoreError) {
                 verified = try await signedData.verifyNotification(signedPayload: signedPayload)
             } catch {
-                throw LedgerServiceError(.unauthenticated, "the signed notification does not verify: \(error.code)")
+                guard error.code == .unreadablePayload else {
+                    throw LedgerServiceError(.unauthenticated, "the signed notification does not verify: \(error.code)")
+                }
+                return try await keepUnreadable(signedPayload: signedPayload, body: body, because: error, metadata: metadata)
             }
             let payload = verified.payload
             let transaction = verified.transaction?.payload
@@ -39,7 +48,7 @@ extension PurchaseService {
             received = AppleNotificationReceived(
                 notificationId: payload.notificationUUID ?? DocumentStore.name(of: body), version: "v2",
                 notificationType: payload.rawNotificationType ?? "UNKNOWN", subtype: payload.rawSubtype,
-                environment: payload.data?.rawEnvironment ?? payload.summary?.rawEnvironment,
+                environment: payload.addressee.rawEnvironment,
                 transactionId: transaction?.transactionId, originalTransactionId: transaction?.originalTransactionId,
                 consumptionRequestReason: payload.data?.rawConsumptionRequestReason, documentSha256: DocumentStore.name(of: body),
                 receivedAtMs: clock())
@@ -74,10 +83,58 @@ extension PurchaseService {
         }
     }
 
+    /// A v2 notification Apple signed for this app (signature, chain and addressee verified)
+    /// whose content, or a payload nested in it, this build cannot read: nothing Apple signs is
+    /// lost, so its body is kept with an `AppleNotificationReceived` naming what its envelope
+    /// says and why it was not read, on a stream of its own, once. Nothing is decided from it.
+    /// It is still answered `invalidRequest` (400, never "does not verify"), so Apple sends it
+    /// again and a build that reads it records it in full, with what it decides. Throws always.
+    private func keepUnreadable(
+        signedPayload: String, body: Data, because unread: AppStoreError, metadata: RequestMetadata
+    ) async throws -> NotificationOutcome {
+        let refusal = LedgerServiceError(
+            .invalidRequest,
+            "the notification's signature verifies, but its content is not understood (\(unread.underlying ?? unread.message)); "
+                + "it is kept as evidence and nothing was decided from it")
+        let envelope: Verified<NotificationEnvelope>
+        do throws(AppStoreError) {
+            envelope = try await signedData.verifyNotificationEnvelope(signedPayload: signedPayload)
+        } catch {
+            // Not even an envelope can be read (the payload is no JSON object): nothing names the app.
+            guard error.code == .unreadablePayload else {
+                throw LedgerServiceError(.unauthenticated, "the signed notification does not verify: \(error.code)")
+            }
+            logger.error("a signed notification is not a JSON object; not recorded", metadata: ["error": "\(error.debugDescription)"])
+            throw refusal
+        }
+        let name = DocumentStore.name(of: body)
+        let said = envelope.payload
+        let received = AppleNotificationReceived(
+            notificationId: said.notificationUUID ?? name, version: "v2", notificationType: said.rawNotificationType ?? "UNKNOWN",
+            subtype: said.rawSubtype, environment: said.addressee.rawEnvironment, transactionId: nil, originalTransactionId: nil,
+            consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock(), unreadable: unread.debugDescription)
+        let document = DocumentStore.insert(Array(body), kind: "notification_v2").statement
+        try await mappingDatabaseErrors {
+            do {
+                try await log.append(
+                    [LedgerAppend(
+                        stream: Streams.unreadableNotification(received.notificationId), expectation: .noStream,
+                        events: [.appleNotificationReceived(received)])],
+                    metadata: metadata, alongside: [document])
+            } catch EventStoreError.Code.wrongExpectedVersion {
+                // Kept when Apple first sent it.
+            }
+        }
+        logger.error(
+            "a signed notification's content is not understood; kept unread",
+            metadata: ["notification_id": "\(received.notificationId)", "type": "\(received.notificationType)", "error": "\(unread.debugDescription)"])
+        throw refusal
+    }
+
     /// Records what Apple's answer to a question shows of transactions already in the ledger
     /// (renewals, refunds, subscription state), by the rules a notification's evidence follows,
     /// with the answer's `document` in the same transaction. Evidence for another app changes nothing.
-    func recordObservation(_ evidence: Evidence, source: String, citing document: SQL) async throws {
+    public func recordObservation(_ evidence: Evidence, source: String, citing document: SQL) async throws {
         guard AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil else { return }
         for attempt in 1...8 {
             let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)

@@ -61,8 +61,15 @@ extension PurchaseService {
 
     /// Closes a recorded signed-transaction submission whose JWS did not verify.
     func rejectSigned(_ submission: Submission, because error: AppStoreError, metadata: RequestMetadata) async throws -> SubmissionOutcome {
-        let code: RejectionCode = error.code == .bundleIDMismatch ? .bundleIdMismatch : .signatureInvalid
-        let message = code == .bundleIdMismatch ? "the signed transaction is for another app" : "the signed transaction does not verify: \(error.code)"
+        // A JWS whose signature verified but whose content is not understood is no forgery:
+        // never `signature_invalid`.
+        let (code, message): (RejectionCode, String) =
+            switch error.code {
+            case .bundleIDMismatch: (.bundleIdMismatch, "the signed transaction is for another app")
+            case .unreadablePayload:
+                (.receiptInvalid, "the signed transaction's signature verifies, but its content is not understood (\(error.underlying ?? error.message))")
+            default: (.signatureInvalid, "the signed transaction does not verify: \(error.code)")
+            }
         let rejection = DeliveryRejected(submissionId: submission.submissionId, userId: submission.userId, code: code, message: message)
         return try await close(submission, at: 1, with: [.deliveryRejected(rejection)], citedDocuments: [], metadata: metadata)
     }
@@ -172,7 +179,7 @@ extension PurchaseService {
         let pending = VerificationPending(
             submissionId: submission.submissionId, reason: reason, attempt: attempt,
             retryAfterSeconds: configuration.retry.clientRetryAfterSeconds,
-            nextAttemptAtMs: Millis.now() + Millis.of(configuration.retry.delay(afterAttempt: attempt)))
+            nextAttemptAtMs: machineClock() + Millis.of(configuration.retry.delay(afterAttempt: attempt)))
         return try await close(
             submission, at: version, with: responded + [.verificationPending(pending)], citedDocuments: citedDocuments, metadata: metadata)
     }
@@ -207,7 +214,7 @@ extension PurchaseService {
             return .appleResponded(AppleResponded(
                 submissionId: submissionId, endpoint: attempt.endpoint.rawValue, url: attempt.url, httpStatus: attempt.httpStatus,
                 status: attempt.status.map { $0.rawValue }, latencyMs: Millis.of(attempt.latency),
-                startedAtMs: Millis.of(attempt.startedAt), documentSha256: name,
+                startedAtMs: attempt.startedAtMs, documentSha256: name,
                 failure: attempt.failure?.code.rawValue))
         }
         return (events, bodies.map(\.statement))

@@ -9,7 +9,7 @@ extension PurchaseService {
     /// signed transaction is verified and decided. The retry worker's one way back into the
     /// flow, for abandoned submissions and pending ones alike. Nil when it cannot go on: an
     /// import (decided in its own COPY), or a proof missing from documents (logged).
-    func resume(_ submitted: ReceiptSubmitted, attempt: Int, at version: Int64, metadata: RequestMetadata) async throws -> SubmissionOutcome? {
+    public func resume(_ submitted: ReceiptSubmitted, attempt: Int, at version: Int64, metadata: RequestMetadata) async throws -> SubmissionOutcome? {
         let id = submitted.submissionId
         guard submitted.kind != .imported else {
             logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])

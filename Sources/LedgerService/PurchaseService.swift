@@ -18,18 +18,23 @@ public final class PurchaseService: Sendable {
     public let configuration: LedgerConfiguration
     let pool: ConnectionPool
     let verifyReceipt: VerifyReceiptClient
-    let signedData: SignedDataVerifiers
+    public let signedData: SignedDataVerifiers
     /// The App Store Server API, when credentials are configured; nil: the ledger does not ask.
     public let serverAPI: ServerAPIClient?
     public var catalog: CatalogStore { reads.catalogs }
     let logger: Logger
-    public let clock: @Sendable () -> Int64
+    /// The ledger's now: every date it records (orders, submissions, notifications, spends) and
+    /// decides or reports by. Tests and the demo set a simulated Apple's, so both agree.
+    public let clock: WallClock
+    /// The machine's own time, for the retry schedule of pending receipts: retries wait real
+    /// time even where `clock` is simulated. The same clock as `clock` in production.
+    public let machineClock: WallClock
     let onAppleAttempt: @Sendable (VerifyReceiptAttempt) -> Void
 
     public init(
         store: EventStore, configuration: LedgerConfiguration, verifyReceipt: VerifyReceiptClient,
         signedData: SignedDataVerifiers, serverAPI: ServerAPIClient? = nil, logger: Logger,
-        clock: @escaping @Sendable () -> Int64 = { Millis.now() },
+        clock: WallClock, machineClock: WallClock,
         onAppleAttempt: @escaping @Sendable (VerifyReceiptAttempt) -> Void = { _ in }
     ) {
         self.log = LedgerLog(store: store)
@@ -42,6 +47,7 @@ public final class PurchaseService: Sendable {
         self.serverAPI = serverAPI
         self.logger = logger
         self.clock = clock
+        self.machineClock = machineClock
         self.onAppleAttempt = onAppleAttempt
     }
 

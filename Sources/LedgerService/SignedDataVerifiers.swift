@@ -8,9 +8,12 @@ public struct SignedDataVerifiers: Sendable {
     let production: SignedDataVerifier
     let sandbox: SignedDataVerifier
 
-    public init(rootCertificates: [Certificate], bundleId: String, appAppleId: Int64? = nil) {
-        production = SignedDataVerifier(rootCertificates: rootCertificates, bundleID: bundleId, environment: .production, appAppleID: appAppleId)
-        sandbox = SignedDataVerifier(rootCertificates: rootCertificates, bundleID: bundleId, environment: .sandbox, appAppleID: appAppleId)
+    /// `clock` dates the check of a payload that carries no `signedDate` (the ledger's clock).
+    public init(rootCertificates: [Certificate], bundleId: String, appAppleId: Int64? = nil, clock: WallClock) {
+        production = SignedDataVerifier(
+            rootCertificates: rootCertificates, bundleID: bundleId, environment: .production, appAppleID: appAppleId, clock: clock)
+        sandbox = SignedDataVerifier(
+            rootCertificates: rootCertificates, bundleID: bundleId, environment: .sandbox, appAppleID: appAppleId, clock: clock)
     }
 
     public func verifyTransaction(_ jws: String) async throws(AppStoreError) -> Verified<SignedTransaction> {
@@ -19,6 +22,12 @@ public struct SignedDataVerifiers: Sendable {
 
     public func verifyNotification(signedPayload: String) async throws(AppStoreError) -> VerifiedNotification {
         try await verifier(for: signedPayload).verifyNotification(signedPayload: signedPayload)
+    }
+
+    /// The signature, chain and addressee of a notification, reading only its envelope: for one
+    /// whose content `verifyNotification` found unreadable (`.unreadablePayload`).
+    public func verifyNotificationEnvelope(signedPayload: String) async throws(AppStoreError) -> Verified<NotificationEnvelope> {
+        try await verifier(for: signedPayload).verifyNotificationEnvelope(signedPayload: signedPayload)
     }
 
     public func verifyRenewalInfo(_ jws: String) async throws(AppStoreError) -> Verified<SignedRenewalInfo> {

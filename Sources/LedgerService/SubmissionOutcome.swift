@@ -15,4 +15,14 @@ public enum SubmissionOutcome: Sendable, Hashable {
         case .rejected(let code, let message): self = .rejected(code, message)
         }
     }
+
+    /// `delivered`, `already_delivered`, `pending` or `rejected`: the API's `outcome`.
+    public var label: String {
+        switch self {
+        case .delivered: "delivered"
+        case .alreadyDelivered: "already_delivered"
+        case .pending: "pending"
+        case .rejected: "rejected"
+        }
+    }
 }

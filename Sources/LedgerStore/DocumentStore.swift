@@ -50,6 +50,16 @@ public struct DocumentStore: Sendable {
         }
     }
 
+    /// Up to `limit` stored documents whose name (sha256, raw bytes) sorts after `name`, in
+    /// name order, with their bytes: a full walk of the documents a page at a time.
+    public func page(after name: [UInt8], limit: Int) async throws -> [(name: [UInt8], content: [UInt8])] {
+        try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT sha256, content FROM documents WHERE sha256 > \(name) ORDER BY sha256 LIMIT \(Int64(limit))
+                """).map { (name: try $0.decode(0), content: try $0.decode(1)) }
+        }
+    }
+
     static func bytes(hex: String) -> [UInt8]? {
         hex.count == 64 ? Hex.decode(hex) : nil
     }

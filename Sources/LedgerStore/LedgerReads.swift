@@ -132,11 +132,17 @@ public struct LedgerReads: Sendable {
         return try await pool.withConnection { connection in
             var wallet = Wallet(userId: userId, unit: unit)
             var version: Int64 = 0
+            // The reversals of the user's refunds too (the second event of each refund's stream),
+            // found through the refunds so both look-ups stay on their indexes.
             for row in try connection.query("""
-                SELECT event_type, payload, CASE WHEN stream_id = \(stream) THEN stream_version ELSE 0 END FROM events
+                SELECT event_type, payload, CASE WHEN stream_id = \(stream) THEN stream_version ELSE 0 END, position FROM events
                 WHERE (event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
                    OR stream_id = \(stream)
-                ORDER BY position
+                UNION ALL
+                SELECT v.event_type, v.payload, 0, v.position
+                FROM events r JOIN events v ON v.stream_id = r.stream_id AND v.stream_version = 2
+                WHERE r.event_type = 'PurchaseRefunded' AND r.payload->>'user_id' = \(userId)
+                ORDER BY 4
                 """) {
                 wallet.apply(try LedgerEvent(type: row.decode(0), payload: Data(row.decode(1, as: JSONB.self).bytes)))
                 version = max(version, try row.decode(2))
@@ -173,16 +179,29 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - The log as a whole
+
+    /// Whether this schema has a log and it holds any event (false before the first migration).
+    public func holdsEvents() async throws -> Bool {
+        try await pool.withConnection { connection in
+            guard try connection.query("SELECT to_regclass('events') IS NOT NULL")[0].decode(0, as: Bool.self) else { return false }
+            return try connection.query("SELECT EXISTS (SELECT 1 FROM events)")[0].decode(0)
+        }
+    }
+
     // MARK: - Refund requests
 
     /// CONSUMPTION_REQUEST notifications the ledger has neither answered nor withheld an answer
-    /// to (no `consumption-<notification id>` stream), oldest first.
+    /// to (no `consumption-<notification id>` stream), oldest first. One kept unread (its
+    /// content not understood) is not among them: it names no transaction, and answering it
+    /// would settle the request before a build that reads it records it in full.
     public func unansweredConsumptionRequests(limit: Int = 100) async throws -> [AppleNotificationReceived] {
         try await pool.withConnection { connection in
             try connection.query(.prepared("""
                 SELECT n.payload FROM events n
                 WHERE n.event_type = 'AppleNotificationReceived' AND n.payload->>'notification_type' = 'CONSUMPTION_REQUEST'
-                  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.stream_id = 'consumption-' || (n.payload->>'notification_id') AND a.stream_version = 1)
+                  AND n.payload->>'unreadable' IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.stream_id = \(Streams.consumptionAnswerPrefix) || (n.payload->>'notification_id') AND a.stream_version = 1)
                 ORDER BY n.position LIMIT \(Int64(limit))
                 """)).map { try LedgerJSON.decoder.decode(AppleNotificationReceived.self, from: Data($0.decode(0, as: JSONB.self).bytes)) }
         }

@@ -18,22 +18,23 @@ extension DatabaseOptions {
         try await withDatabase(logger: logger) { conninfo, _ in
             let configuration: ServerConfiguration
             do {
-                configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo)
+                configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo, clock: .system)
             } catch {
                 throw ValidationError("\(error)")
             }
             guard let api = configuration.serverAPI else {
                 throw ValidationError("this command asks Apple: set APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY (App Store Server API)")
             }
-            let client = try await ServerAPIClient(configuration: api, logger: logger)
+            let client = try await ServerAPIClient(configuration: api, clock: configuration.machineClock, logger: logger)
             let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
             return try await withPool(appConninfo, maxConnections: 4, logger: logger) { pool in
                 let service = PurchaseService(
                     store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
-                    verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, logger: logger),
+                    verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, clock: configuration.clock, logger: logger),
                     signedData: SignedDataVerifiers(
-                        rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId),
-                    serverAPI: client, logger: logger)
+                        rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId,
+                        clock: configuration.clock),
+                    serverAPI: client, logger: logger, clock: configuration.clock, machineClock: configuration.machineClock)
                 return try await body(service, client)
             }
         }

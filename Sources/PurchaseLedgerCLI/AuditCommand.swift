@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Ledger
+import LedgerQueries
 import LedgerService
 import Logging
 

@@ -1,3 +1,4 @@
+import AppStore
 import AppStoreClient
 import AppleSimulator
 import ArgumentParser
@@ -5,7 +6,10 @@ import Crypto
 import EventStore
 import Foundation
 import LedgerHTTP
+import LedgerQueries
 import LedgerService
+import LedgerStore
+import LedgerWorkers
 import Logging
 import Postgres
 
@@ -31,11 +35,8 @@ struct DemoCommand: AsyncParsableCommand {
         try await database.withDatabase(logger: logger) { adminConninfo, adminPool in
             // The simulator's ids start afresh every run, and a ledger delivers a transaction id
             // once, ever: a ledger that already holds events gets the demo in a schema of its own.
-            let used: Bool = try await adminPool.withConnection { connection in
-                guard try connection.query("SELECT to_regclass('events') IS NOT NULL")[0].decode(0, as: Bool.self) else { return false }
-                return try connection.query("SELECT EXISTS (SELECT 1 FROM events)")[0].decode(0)
-            }
-            let schema = used ? "demo_" + String(Int64(Date().timeIntervalSince1970)) : "(the database's own)"
+            let used = try await LedgerReads(pool: adminPool).holdsEvents()
+            let schema = used ? "demo_" + String(WallClock.system() / 1000) : "(the database's own)"
             if used {
                 try await adminPool.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
             }
@@ -52,8 +53,8 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// What the demo made, as the read commands print it, then the chain and documents checks
     /// (exit 3 when either fails), before any serving.
-    private static func report(conninfo: String, refunded: String, logger: Logger) async throws {
-        try await DemoReport.print(conninfo: conninfo, refundedTransaction: refunded, logger: logger)
+    private static func report(conninfo: String, refunded: String, clock: WallClock, logger: Logger) async throws {
+        try await DemoReport.print(conninfo: conninfo, refundedTransaction: refunded, clock: clock, logger: logger)
         let (chain, documents) = try await withPool(conninfo, logger: logger) { pool in
             (try await ChainVerifier(pool: pool).verify(), try await DocumentVerifier(pool: pool).verify())
         }
@@ -74,15 +75,16 @@ struct DemoCommand: AsyncParsableCommand {
         appleConfiguration.serverAPI = try ServerAPIAuthentication(
             privateKeyPEM: key, issuerId: "demo-issuer", keyId: "DEMOKEY001", bundleId: DemoScript.bundleId)
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
+        let simulator = apple.simulator
+        // The ledger's dates follow the simulated Apple's; retries and Server API tokens, real time.
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: serve ? 8080 : 0, conninfo: conninfo,
             tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance,\(DemoScript.supportToken):support"),
             ledger: LedgerConfiguration(bundleId: DemoScript.bundleId),
             verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
             rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
-            workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path)
-        let simulator = apple.simulator
-        configuration.clock = { simulator.nowMilliseconds }
+            workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path, clock: WallClock({ simulator.nowMilliseconds }),
+            machineClock: .system)
         configuration.serverAPI = ServerAPIConfiguration(
             issuerId: "demo-issuer", keyId: "DEMOKEY001", privateKeyPEM: key, bundleId: DemoScript.bundleId, baseURL: apple.baseURL)
         // The demo reconciles when its story says so.
@@ -108,7 +110,7 @@ struct DemoCommand: AsyncParsableCommand {
             }
             try await DemoReconciliation.run(
                 simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock))
-            try await report(conninfo: conninfo, refunded: refunded, logger: logger)
+            try await report(conninfo: conninfo, refunded: refunded, clock: service.clock, logger: logger)
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
                 print("console: \(server.baseURL)/console/ (sign in with \(DemoScript.financeToken) for finance, \(DemoScript.supportToken) for support)")

@@ -1,6 +1,8 @@
+import AppStore
 import AppleSimulator
 import Foundation
 import Ledger
+import LedgerQueries
 import LedgerService
 import LedgerStore
 
@@ -9,7 +11,7 @@ import LedgerStore
 /// `reconcile-reports` and the console's Reconciliation page do.
 enum DemoReconciliation {
     static func run(simulator: AppleSimulator, service: PurchaseService, reads: ReadModels) async throws {
-        let now = simulator.nowMilliseconds
+        let now = service.clock()
         let from = PacificDay.of(now - 90 * 86_400_000), to = PacificDay.of(now)
         let text = try simulator.financialReport(from: from, to: to)
         let imported = try await ReportImporter(store: service.log.store).importReport(

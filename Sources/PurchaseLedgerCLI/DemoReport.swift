@@ -1,6 +1,8 @@
 import AppStore
 import EventStore
 import Foundation
+import LedgerProjections
+import LedgerQueries
 import LedgerService
 import Logging
 import Postgres
@@ -8,11 +10,12 @@ import Postgres
 /// What the demo prints after its purchases, with the very code of `audit revenue`, `dispute`
 /// and `replay --dry-run`.
 enum DemoReport {
-    static func print(conninfo: String, refundedTransaction: String, logger: Logger) async throws {
+    /// `clock` is the demo ledger's (the simulator's), so statuses are told at the demo's now.
+    static func print(conninfo: String, refundedTransaction: String, clock: WallClock, logger: Logger) async throws {
         try await withPool(conninfo, logger: logger) { pool in
             let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, logger: logger)
             try await runner.catchUp()
-            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Millis.now() })
+            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: clock)
             let query = try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .day)
             Swift.print("revenue by day (purchase-ledger audit revenue --group-by day):")
             Swift.print(RevenueFormat.table(try await reads.revenue(query)))
@@ -21,7 +24,7 @@ enum DemoReport {
                 Swift.print(DisputeStory.text(timeline))
             }
         }
-        let dry = try await ProjectionReplay(conninfo: conninfo, logger: logger).run(dryRun: true)
+        let dry = try await ProjectionReplay(conninfo: conninfo, clock: clock, logger: logger).run(dryRun: true)
         Swift.print("replay --dry-run: rebuilt \(dry.events) events; "
             + (dry.changes.isEmpty ? "nothing to change" : "\(dry.changes.count) differences: " + dry.changes.joined(separator: "; ")))
     }

@@ -2,6 +2,7 @@ import AppStore
 import ArgumentParser
 import Foundation
 import Ledger
+import LedgerQueries
 import LedgerService
 import LedgerStore
 import Logging

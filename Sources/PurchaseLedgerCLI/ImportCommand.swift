@@ -1,3 +1,4 @@
+import AppStoreClient
 import ArgumentParser
 import Foundation
 import LedgerService
@@ -34,7 +35,7 @@ struct ImportCommand: AsyncParsableCommand {
         guard FileManager.default.isReadableFile(atPath: url.path) else { throw ValidationError("cannot read \(file)") }
         let summary = try await database.withDatabase(logger: logger) { conninfo, _ in
             try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), maxConnections: 2, logger: logger) { pool in
-                try await HistoryImport(pool: pool, configuration: configuration, logger: logger)
+                try await HistoryImport(pool: pool, configuration: configuration, clock: .system, logger: logger)
                     .run(file: url, progress: TerminalProgress.rateReporter(label: "import", unit: "lines"))
             }
         }

@@ -1,6 +1,9 @@
 import AppStore
+import AppStoreClient
 import EventStore
 import Foundation
+import LedgerProjections
+import LedgerQueries
 import LedgerService
 import Logging
 import Postgres
@@ -16,7 +19,7 @@ extension DatabaseOptions {
                 let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: appConninfo, logger: logger)
                 try await runner.catchUp(progress: TerminalProgress.reporter(label: "projections"))
                 TerminalProgress.finish()
-                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { Millis.now() })
+                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: .system)
                 return try await body(reads, pool)
             }
         }

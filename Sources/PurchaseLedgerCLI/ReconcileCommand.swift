@@ -2,6 +2,7 @@ import AppStore
 import ArgumentParser
 import Foundation
 import LedgerService
+import LedgerWorkers
 import Logging
 
 /// `purchase-ledger reconcile [--since DATE]`: asks Apple's notification history for what the
@@ -21,12 +22,8 @@ struct ReconcileCommand: AsyncParsableCommand {
         let logger = Logger(label: "purchase-ledger.reconcile")
         var sinceMs: Int64?
         if let since {
-            let format = DateFormatter()
-            format.locale = Locale(identifier: "en_US_POSIX")
-            format.timeZone = TimeZone(identifier: "UTC")
-            format.dateFormat = "yyyy-MM-dd"
-            guard let date = format.date(from: since) else { throw ValidationError("--since is a date YYYY-MM-DD, not \(since)") }
-            sinceMs = Millis.of(date)
+            guard let start = UTCDays.startMs(of: since) else { throw ValidationError("--since is a date YYYY-MM-DD, not \(since)") }
+            sinceMs = start
         }
         let start = sinceMs
         let summaries = try await database.withAskingApple(logger: logger) { service, client in

@@ -1,5 +1,7 @@
+import AppStoreClient
 import ArgumentParser
 import Foundation
+import LedgerProjections
 import LedgerService
 import Logging
 
@@ -24,7 +26,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let logger = Logger(label: "purchase-ledger.replay")
         let dryRun = dryRun
         let report = try await database.withDatabase(logger: logger) { conninfo, _ in
-            try await ProjectionReplay(conninfo: conninfo, logger: logger)
+            try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger)
                 .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()

@@ -1,4 +1,5 @@
 import Ledger
+import LedgerQueries
 import LedgerService
 
 /// The revenue report as CSV (RFC 4180, opened as it is by a spreadsheet) and as a table.

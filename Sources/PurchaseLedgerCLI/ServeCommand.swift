@@ -1,3 +1,4 @@
+import AppStoreClient
 import ArgumentParser
 import Foundation
 import LedgerHTTP
@@ -19,7 +20,8 @@ struct ServeCommand: AsyncParsableCommand {
         try await database.withDatabase(logger: logger) { conninfo, _ in
             let configuration: ServerConfiguration
             do {
-                configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo, address: address)
+                configuration = try ServerConfiguration(
+                    environment: ProcessInfo.processInfo.environment, conninfo: conninfo, address: address, clock: .system)
             } catch {
                 throw ValidationError("\(error)")
             }

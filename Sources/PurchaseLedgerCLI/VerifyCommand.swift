@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import LedgerService
+import LedgerStore
 import Logging
 import Postgres
 

@@ -1,9 +1,11 @@
+import AppStore
 import AppStoreClient
 import AsyncHTTPClient
 import EventStore
 import Foundation
 import Ledger
 import LedgerHTTP
+import LedgerProjections
 import LedgerService
 import Logging
 import NIOCore
@@ -42,8 +44,7 @@ enum ConsoleBench {
             host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(finance):finance"),
             ledger: LedgerConfiguration(bundleId: "com.example.app"),
             verifyReceipt: VerifyReceiptConfiguration(productionURL: "http://127.0.0.1:9/verifyReceipt", sandboxURL: "http://127.0.0.1:9/verifyReceipt"),
-            rootCertificates: [], poolSize: 8)
-        configuration.clock = { now }
+            rootCertificates: [], poolSize: 8, clock: .fixed(now), machineClock: .system)
         configuration.consoleInsecureCookies = true
         configuration.ledger.reconcileInterval = nil
         let server = try await LedgerServer(configuration: configuration, logger: logger).start()

@@ -6,6 +6,7 @@ import LedgerHTTP
 import LedgerService
 import LedgerStore
 import Logging
+import Spawning
 import NIOCore
 import Synchronization
 import X509
@@ -53,7 +54,7 @@ enum FailoverBench {
             }
             group.addTask {
                 try? await Task.sleep(for: .milliseconds(Int(before * 1000)))
-                _ = try? killPrimary()
+                _ = try? await killPrimary()
                 shared.state.withLock { $0.killedAt = .now }
                 shared.end.withLock { $0 = ContinuousClock.now + .milliseconds(Int(after * 1000)) }
             }
@@ -75,22 +76,13 @@ enum FailoverBench {
         let end = Mutex<ContinuousClock.Instant?>(nil)
     }
 
-    /// `Tools/cluster kill-primary`, spawned and waited for by hand (it must run from the
-    /// repository's root, as Tools/bench does).
-    static func killPrimary() throws {
-        var pid: pid_t = 0
-        let words: [String] = ["Tools/cluster", "kill-primary"]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        // Its output (the killed node's name) goes to standard error: standard output is the
-        // figure Tools/bench reads.
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        guard posix_spawn(&pid, "Tools/cluster", &actions, nil, argv, environ) == 0 else { throw BenchError("cannot run Tools/cluster") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        guard status == 0 else { throw BenchError("Tools/cluster kill-primary failed (\(status))") }
+    /// `Tools/cluster kill-primary`, run from the repository's root (as Tools/bench runs this);
+    /// its output (the killed node's name) goes to standard error: standard output is the
+    /// figure Tools/bench reads.
+    static func killPrimary() async throws {
+        let exit = try await ChildProcess.start(
+            "Tools/cluster", ["kill-primary"], input: .inherit, output: .standardError, newProcessGroup: false
+        ).waitForExit()
+        guard exit == .success else { throw BenchError("Tools/cluster kill-primary failed (\(exit))") }
     }
 }

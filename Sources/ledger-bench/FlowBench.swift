@@ -82,7 +82,8 @@ enum FlowBench {
                 host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),
                 ledger: LedgerConfiguration(bundleId: "com.example.app"),
                 verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16),
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16, clock: .system,
+                machineClock: .system),
             logger: logger
         ).start()
         _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))

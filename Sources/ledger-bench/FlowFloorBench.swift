@@ -25,7 +25,7 @@ enum FlowFloorBench {
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
         let appleClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let verifier = VerifyReceiptClient(
-            configuration: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+            configuration: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL), clock: .system,
             transport: HTTPVerifyReceiptTransport(httpClient: appleClient), logger: logger)
 
         let decoder = JSONDecoder()

@@ -1,5 +1,7 @@
+import AppStoreClient
 import EventStore
 import Foundation
+import LedgerProjections
 import LedgerService
 import Logging
 import Postgres
@@ -31,7 +33,7 @@ enum PartitionBench {
         let verifySeconds = (ContinuousClock.now - verifyStarted).seconds
         guard case .verified(let checked, _) = outcome else { throw BenchError("the chain does not verify: \(outcome)") }
         await pool.close()
-        let rebuild = try await ProjectionReplay(conninfo: conninfo, logger: logger).run(dryRun: true)
+        let rebuild = try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger).run(dryRun: true)
         print("events \(events)")
         for line in sizes { print(line) }
         print(String(format: "appends, 8 callers, %.0f s: %.0f events/s", appendSeconds, rate))

@@ -1,6 +1,6 @@
-import AppleSimulator
 import AppStore
 import AppStoreClient
+import AppleSimulator
 import AsyncHTTPClient
 import Crypto
 import EventStore
@@ -8,6 +8,7 @@ import Foundation
 import LedgerHTTP
 import LedgerService
 import LedgerStore
+import LedgerWorkers
 import Logging
 import NIOCore
 import Postgres
@@ -38,9 +39,9 @@ enum ReconcileBench {
                 host: "127.0.0.1", port: 0, conninfo: schemaConninfo, tokens: try APITokens(parsing: "\(FlowBench.token):app"),
                 ledger: LedgerConfiguration(bundleId: "com.example.app"),
                 verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16)
+                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16,
+                clock: WallClock({ [simulator = apple.simulator] in simulator.nowMilliseconds + 1 }), machineClock: .system)
             server.ledger.reconcileInterval = nil
-            server.clock = { [simulator = apple.simulator] in simulator.nowMilliseconds + 1 }
             server.serverAPI = ServerAPIConfiguration(
                 issuerId: "bench-issuer", keyId: "BENCHKEY01", privateKeyPEM: key, bundleId: "com.example.app", baseURL: apple.baseURL)
             return (try await LedgerServer(configuration: server, logger: logger).start(), pool)

@@ -1,6 +1,10 @@
+import AppStore
+import AppStoreClient
 import EventStore
 import Foundation
 import Ledger
+import LedgerProjections
+import LedgerQueries
 import LedgerService
 import LedgerStore
 import Logging
@@ -116,7 +120,7 @@ enum ReplayBench {
         await pool.close()
         let started = ContinuousClock.now
         // The page size `purchase-ledger replay` uses (its default), so the figure is the command's.
-        let report = try await ProjectionReplay(conninfo: conninfo, logger: logger).run(dryRun: true)
+        let report = try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger).run(dryRun: true)
         let elapsed = (ContinuousClock.now - started).seconds
         print(String(
             format: "%d %.0f %.0f %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peakMemoryMB(), Double(rows) / copySeconds,
@@ -151,7 +155,7 @@ enum ReplayBench {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
         let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
         try await runner.catchUp()
-        let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: { 0 })
+        let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: .fixed(0))
         let purchases: Int64 = try await pool.withConnection {
             try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0)
         }

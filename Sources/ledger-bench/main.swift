@@ -40,6 +40,16 @@ case "flow":
         exit(2)
     }
     print(try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds))
+case "reads":
+    // ledger-bench reads CLIENTS SECONDS: a user's view read right after its own receipt while
+    // CLIENTS submit receipts, beside the same read with nothing to wait for.
+    guard arguments.count == 3, let clients = Int(arguments[1]), let seconds = Double(arguments[2]),
+        let conninfo = environment["DATABASE_URL"]
+    else {
+        FileHandle.standardError.write(Data("usage: ledger-bench reads CLIENTS SECONDS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    print(try await ReadBench.run(conninfo: conninfo, clients: clients, seconds: seconds))
 case "reconcile":
     // ledger-bench reconcile NOTIFICATIONS: missed notifications recovered by one reconcile,
     // beside the same notifications posted directly.

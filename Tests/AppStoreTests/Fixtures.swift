@@ -1,3 +1,4 @@
+import AppStoreClient
 import Foundation
 import Testing
 import X509
@@ -38,12 +39,12 @@ enum Fixtures {
     static func testCAVerifier(bundleID: String = "com.example", environment: AppStoreEnvironment = .sandbox,
                                validationTime: SignedDataVerifier.ValidationTime = .signedDate) throws -> SignedDataVerifier {
         SignedDataVerifier(rootCertificates: [try testRoot()], bundleID: bundleID, environment: environment,
-                           appAppleID: 1234, validationTime: validationTime)
+                           appAppleID: 1234, validationTime: validationTime, clock: .system)
     }
 
     /// Milliseconds since 1970 for a UTC date, to write expectations readably.
     static func ms(_ year: Int64, _ month: Int64, _ day: Int64, _ hour: Int64, _ minute: Int64, _ second: Int64) -> Int64 {
-        ((AppleDate.daysSince1970(year: year, month: month, day: day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000
+        ((UTCDays.daysSince1970(year: year, month: month, day: day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000
     }
 }
 

@@ -1,3 +1,4 @@
+import AppStoreClient
 import Foundation
 import Testing
 import X509
@@ -12,7 +13,7 @@ struct SignedDataVerifierTests {
 
     func appleVerifier(bundleID: String, validationTime: SignedDataVerifier.ValidationTime) throws -> SignedDataVerifier {
         SignedDataVerifier(rootCertificates: [try AppleRootCertificates.appleRootCAG3], bundleID: bundleID,
-                           environment: .sandbox, validationTime: validationTime)
+                           environment: .sandbox, validationTime: validationTime, clock: .system)
     }
 
     @Test("the embedded Apple Root CA G3 is byte for byte the published certificate")
@@ -59,7 +60,7 @@ struct SignedDataVerifierTests {
 
     @Test("an Apple-signed notification is not trusted when only the test root is")
     func wrongRoot() async throws {
-        let verifier = SignedDataVerifier(rootCertificates: [try Fixtures.testRoot()], bundleID: "com.Abilities", environment: .sandbox)
+        let verifier = SignedDataVerifier(rootCertificates: [try Fixtures.testRoot()], bundleID: "com.Abilities", environment: .sandbox, clock: .system)
         let body = try appleSignedNotification()
         await expectError(.untrustedCertificateChain) { _ = try await verifier.verifyNotification(requestBody: body) }
     }

@@ -1,4 +1,5 @@
 import AppStore
+import AppStoreClient
 import AppleSimulator
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ struct SignatureVerificationTests {
     ) throws -> SignedDataVerifier {
         let roots = try AppleRootCertificates.certificates(der: [simulator.rootCertificateDER])
         return SignedDataVerifier(
-            rootCertificates: roots, bundleID: "com.example.app", environment: environment, appAppleID: appAppleID)
+            rootCertificates: roots, bundleID: "com.example.app", environment: environment, appAppleID: appAppleID, clock: .system)
     }
 
     @Test("a signed transaction verifies at its signedDate and decodes to what was bought")

@@ -1,3 +1,4 @@
+import AppStore
 import AppleSimulator
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ struct SignedTransactionTests {
         let parts = purchase.signedTransaction.split(separator: ".")
         #expect(parts.count == 3)
         let header = try #require(
-            try JSONSerialization.jsonObject(with: Data(base64URL: String(parts[0]))) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Base64URL.decode(parts[0]) ?? Data()) as? [String: Any])
         #expect(header["alg"] as? String == "ES256")
         let chain = try #require(header["x5c"] as? [String])
         #expect(chain.count == 3)
@@ -58,13 +59,5 @@ struct SignedTransactionTests {
             let certificate = try await RawHTTP.get("\(running.baseURL)/control/root-certificate")
             #expect(certificate.body == Data(running.simulator.rootCertificateDER))
         }
-    }
-}
-
-extension Data {
-    init(base64URL text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        self = Data(base64Encoded: base64) ?? Data()
     }
 }

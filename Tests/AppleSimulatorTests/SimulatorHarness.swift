@@ -40,7 +40,8 @@ enum SimulatorHarness {
             configuration: VerifyReceiptConfiguration(
                 productionURL: running.productionURL, sandboxURL: running.sandboxURL, sharedSecret: secret,
                 timeout: timeout, malformedReceiptRetries: malformedReceiptRetries,
-                malformedReceiptRetryDelay: .milliseconds(10)))
+                malformedReceiptRetryDelay: .milliseconds(10)),
+            clock: .system)
     }
 
     /// A simulator on port 0 (the kernel hands each server a port of its own), or on `port`.
@@ -137,9 +138,7 @@ enum Scenario {
 func jwsPayload(_ jws: String) throws -> [String: Any] {
     let parts = jws.split(separator: ".")
     guard parts.count == 3 else { throw JWSTestError.notCompact }
-    var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while text.count % 4 != 0 { text += "=" }
-    guard let data = Data(base64Encoded: text),
+    guard let data = Base64URL.decode(parts[1]),
         let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
     else { throw JWSTestError.notJSON }
     return object

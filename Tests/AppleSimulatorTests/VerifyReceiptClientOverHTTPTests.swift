@@ -141,7 +141,7 @@ struct VerifyReceiptClientOverHTTPTests {
         let outcome = try await LoopbackPort.refusing { port in
             let url = "http://127.0.0.1:\(port)/production/verifyReceipt"
             return try await VerifyReceiptClient(configuration: VerifyReceiptConfiguration(
-                productionURL: url, sandboxURL: url, timeout: .milliseconds(500))).verify(receiptData: "r")
+                productionURL: url, sandboxURL: url, timeout: .milliseconds(500)), clock: .system).verify(receiptData: "r")
         }
         #expect(outcome.verdict.kind == .retryLater)
         #expect(outcome.verdict.error?.code == .connectionFailed)

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Spawning
 import TestSupport
 import Testing
 
@@ -74,34 +75,18 @@ struct ToolRun {
     var status: Int32
     var output: String
 
-    static var binary: URL {
-        // The test bundle sits in the build folder beside the tool.
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("purchase-ledger")
-    }
+    /// The tool beside the test bundle in the build folder.
+    static var binary: URL { ChildProcess.builtProduct("purchase-ledger") }
 
     /// Runs the tool with `DATABASE_URL` set to `databaseURL`, or unset when it is nil.
     static func run(_ arguments: [String], databaseURL: String?, environment extra: [String: String] = [:]) async throws -> ToolRun {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = databaseURL
         environment["LOG_LEVEL"] = "warning"
         environment.merge(extra) { _, new in new }
-        process.environment = environment
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        // Waits without blocking a thread of the cooperative pool (2 threads here).
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        try handle.close()
-        return ToolRun(status: status, output: String(decoding: try Data(contentsOf: output), as: UTF8.self))
+        // Standard input stays this process's, as with Foundation's Process before.
+        let (exit, output) = try await ChildProcess.run(binary.path, arguments, environment: environment, input: .inherit)
+        return ToolRun(status: exit.status, output: output)
     }
 }
 

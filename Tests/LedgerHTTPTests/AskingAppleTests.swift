@@ -1,10 +1,11 @@
-import AppleSimulator
 import AppStore
 import AppStoreClient
+import AppleSimulator
 import Foundation
 import Ledger
 @testable import LedgerService
 import LedgerStore
+@testable import LedgerWorkers
 import Logging
 import Testing
 
@@ -194,7 +195,7 @@ struct AskingAppleTests {
             // Generous against a loaded machine: only the delayed call may time out for sure.
             configuration.timeout = .seconds(2)
             configuration.maximumAttempts = 4
-            let client = try await ServerAPIClient(configuration: configuration)
+            let client = try await ServerAPIClient(configuration: configuration, clock: .system)
             ledger.simulator.failNextServerAPICalls(1, with: .normal, delay: .seconds(8), endpoint: .orderLookup)
             let answer = try await client.lookUpOrder(purchase.orderId, environment: .production)
             #expect(answer.value.status == 0)

@@ -47,11 +47,14 @@ struct LedgerHarness: Sendable {
     /// and migration log through `logger` (default: warnings only). The Apple time-out is long
     /// by default: a test that expects a 200 must not get a 202 because a loaded CI machine took
     /// more than a second or two to answer; tests of time-outs pass their own short one. Reads
-    /// wait for the projections just as long, for the same reason.
+    /// wait for the projections just as long, for the same reason. The ledger's clock follows the
+    /// simulator's unless `clock` is given, which then serves as the machine's clock too (every
+    /// reading fixed); the simulator's starts at `appleStart` when given, else now.
     static func with<T>(
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
         askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false, readDatabase: String? = nil,
+        clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -62,7 +65,8 @@ struct LedgerHarness: Sendable {
         let settings = Settings(
             policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
             verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
-            secureCookies: secureCookies, readDatabase: readDatabase)
+            secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
+            machineFollowsSimulator: machineFollowsSimulator)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -104,6 +108,14 @@ struct LedgerHarness: Sendable {
         var secureCookies: Bool
         /// Standbys for reads (`DATABASE_READ_URL`), for the high-availability tests.
         var readDatabase: String?
+        /// Every clock of the ledger, fixed; nil: the ledger's follows the simulator's, and
+        /// retries and Server API tokens run on the machine's.
+        var clock: WallClock?
+        /// Where the simulator's clock starts; nil: now.
+        var appleStart: Date?
+        /// The machine's clock (retries, Server API tokens, console sessions and sign-in
+        /// limits) follows the simulator's too, for tests that move time past a console limit.
+        var machineFollowsSimulator: Bool = false
     }
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -113,6 +125,7 @@ struct LedgerHarness: Sendable {
         try await Migrator().migrate(pool: pool, logger: settings.logger)
         var simulatorConfiguration = AppleSimulator.Configuration()
         simulatorConfiguration.sharedSecret = settings.sharedSecret
+        if let start = settings.appleStart { simulatorConfiguration.start = start }
         let privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
         if settings.askApple {
             simulatorConfiguration.serverAPI = try ServerAPIAuthentication(
@@ -120,6 +133,7 @@ struct LedgerHarness: Sendable {
         }
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
         let verifyURL = settings.verifyReceiptURL
+        let simulator = apple.simulator
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance,\(supportToken):support"),
             ledger: LedgerConfiguration(
@@ -129,9 +143,8 @@ struct LedgerHarness: Sendable {
                 productionURL: verifyURL ?? apple.productionURL, sandboxURL: verifyURL ?? apple.sandboxURL, sharedSecret: settings.sharedSecret,
                 timeout: settings.timeout, malformedReceiptRetries: 1, malformedReceiptRetryDelay: .milliseconds(10)),
             rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
-            poolSize: 8, workerPollInterval: .milliseconds(20))
-        let simulator = apple.simulator
-        configuration.clock = { simulator.nowMilliseconds }
+            poolSize: 8, workerPollInterval: .milliseconds(20),
+            clock: settings.clock ?? WallClock({ simulator.nowMilliseconds }), machineClock: settings.clock ?? (settings.machineFollowsSimulator ? WallClock({ simulator.nowMilliseconds }) : .system))
         // Tests reconcile when they mean to, not at start.
         configuration.ledger.reconcileInterval = nil
         configuration.ledger.refundPreference = settings.refundPreference

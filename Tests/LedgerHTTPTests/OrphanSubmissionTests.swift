@@ -3,6 +3,7 @@ import Foundation
 import Ledger
 @testable import LedgerService
 import LedgerStore
+@testable import LedgerWorkers
 import Logging
 import Testing
 

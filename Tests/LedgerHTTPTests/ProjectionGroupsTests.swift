@@ -1,10 +1,11 @@
 import EventStore
 @testable import Ledger
+@testable import LedgerProjections
 @testable import LedgerService
 import LedgerStore
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// A rebuild writes its projections in groups, each on a connection and in a transaction of
 /// its own. A group that committed a page while another failed must not apply it twice when

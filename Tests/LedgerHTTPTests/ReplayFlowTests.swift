@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerProjections
 import LedgerService
 import Logging
 import Synchronization
@@ -50,13 +51,13 @@ struct ReplayFlowTests {
             // The buggy build goes live (a real rebuild, with the bug).
             var buggy = Projections.all
             buggy[0] = BalancesIgnoringRefunds()
-            let planted = try await ProjectionReplay(conninfo: ledger.conninfo, projections: buggy, logger: Self.quiet).run(dryRun: false)
+            let planted = try await ProjectionReplay(conninfo: ledger.conninfo, projections: buggy, clock: ledger.server.service.clock, logger: Self.quiet).run(dryRun: false)
             #expect(planted.swapped)
             #expect(planted.changes == ["balance of user bob, coins: 100 → 200"])
             #expect(try await balance(ledger, "bob") == 200)
 
             // The fix: the dry run names bob's balance, old → new, and nothing else.
-            let fixed = ProjectionReplay(conninfo: ledger.conninfo, logger: Self.quiet)
+            let fixed = ProjectionReplay(conninfo: ledger.conninfo, clock: ledger.server.service.clock, logger: Self.quiet)
             let dry = try await fixed.run(dryRun: true)
             #expect(!dry.swapped)
             #expect(dry.changes == ["balance of user bob, coins: 200 → 100"])
@@ -99,7 +100,7 @@ struct ReplayFlowTests {
             // A page of one event makes one link come from several pages (a receipt's submission
             // and its resolution both link the transaction to it): the repeats are dropped, and
             // the rebuild equals the live tables.
-            let onePerPage = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 1, logger: Self.quiet).run(dryRun: true)
+            let onePerPage = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 1, clock: ledger.server.service.clock, logger: Self.quiet).run(dryRun: true)
             #expect(onePerPage.changes.isEmpty)
             #expect(onePerPage.events > 20)
             // The swapped-in tables carry their keys: the server's runner relies on them to skip repeats.

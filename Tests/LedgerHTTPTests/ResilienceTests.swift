@@ -8,6 +8,7 @@ import Postgres
 import Synchronization
 import TestSupport
 import Testing
+import Spawning
 
 /// Crashes and outages under load: what a 2xx promised is in the log, nothing is doubled.
 /// Serialized: both tests start servers and load a 2-core machine; the second stops PostgreSQL
@@ -25,7 +26,9 @@ struct ResilienceTests {
             _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
             let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration())).start()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pl-kill-\(UUID().uuidString)")
-            let port = try LoopbackPort.free()
+            // Started again on this port after the kill: a port of the tests' own range, which
+            // the kernel hands to no outgoing connection meanwhile (see LoopbackPort).
+            let port = try LoopbackPort.freeOutsideEphemeralRange()
             let arguments = ["serve", "--address", "127.0.0.1:\(port)"]
             var servers: [LedgerProcess] = []
             // Each client must be shut down on every path (AsyncHTTPClient traps in debug otherwise).

@@ -1,4 +1,5 @@
 @testable import Ledger
+@testable import LedgerProjections
 @testable import LedgerService
 import Postgres
 import Testing

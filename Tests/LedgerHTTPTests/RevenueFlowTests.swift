@@ -1,6 +1,7 @@
 import AppleSimulator
 import Foundation
 import Ledger
+import LedgerProjections
 import LedgerService
 import Logging
 import Testing
@@ -143,8 +144,8 @@ struct RevenueFlowTests {
             var quiet = Logger(label: "tests.revenue")
             quiet.logLevel = .warning
             // One event per page writes each sale on its own; one page writes them as one statement.
-            let single = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 1, logger: quiet).run(dryRun: true)
-            let whole = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 10_000, logger: quiet).run(dryRun: true)
+            let single = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 1, clock: ledger.server.service.clock, logger: quiet).run(dryRun: true)
+            let whole = try await ProjectionReplay(conninfo: ledger.conninfo, pageSize: 10_000, clock: ledger.server.service.clock, logger: quiet).run(dryRun: true)
             let lines = { (report: ReplayReport) in report.checksums.first { $0.table == "projection_revenue_lines" } }
             // The thirteen paid renewals at least (the first month may be a free trial, not a sale).
             #expect((lines(single)?.rows ?? 0) >= 13)

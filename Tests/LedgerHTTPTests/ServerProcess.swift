@@ -5,33 +5,24 @@ import Glibc
 #endif
 import NIOCore
 import NIOHTTP1
-import Synchronization
-
-/// How a child process ended.
-struct ProcessExit: Sendable, Equatable, CustomStringConvertible {
-    /// The exit code, or the signal's number when `signaled`.
-    var status: Int32
-    var signaled: Bool
-
-    var description: String { signaled ? "killed by signal \(status)" : "exit \(status)" }
-}
+import TestSupport
+import Spawning
 
 /// The built `purchase-ledger` binary run in a process of its own (as users run it), its output
 /// in a file, its end observed without blocking a thread of the cooperative pool.
 final class LedgerProcess: Sendable {
-    let process: Process
+    let child: ChildProcess
+    let arguments: [String]
     let output: URL
-    private let ended = Mutex<ProcessExit?>(nil)
 
-    private init(process: Process, output: URL) {
-        self.process = process
+    private init(child: ChildProcess, arguments: [String], output: URL) {
+        self.child = child
+        self.arguments = arguments
         self.output = output
     }
 
     /// The tool beside the test bundle in the build folder (as `ToolRun` in CLITests finds it).
-    static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("purchase-ledger")
-    }
+    static var binary: URL { ChildProcess.builtProduct("purchase-ledger") }
 
     /// This process's environment without the ledger's settings, `LOG_LEVEL=warning`, then `overrides`.
     static func environment(_ overrides: [String: String]) -> [String: String] {
@@ -55,23 +46,8 @@ final class LedgerProcess: Sendable {
             throw HarnessError("no purchase-ledger binary at \(binary.path): build it first (swift build --build-tests)")
         }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-process-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = Self.environment(environment)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = handle
-        process.standardError = handle
-        let child = LedgerProcess(process: process, output: output)
-        process.terminationHandler = { process in
-            let exit = ProcessExit(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal)
-            child.ended.withLock { $0 = exit }
-        }
-        defer { try? handle.close() }  // the child has its own copy once started
-        try process.run()
-        return child
+        let child = try ChildProcess.start(binary.path, arguments, environment: Self.environment(environment), output: .file(output))
+        return LedgerProcess(child: child, arguments: arguments, output: output)
     }
 
     /// Runs `purchase-ledger ARGUMENTS` to its end; returns how it ended and what it printed.
@@ -87,25 +63,20 @@ final class LedgerProcess: Sendable {
         }
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { child.pid }
     /// How it ended; nil while it runs.
-    var exit: ProcessExit? { ended.withLock { $0 } }
+    var exit: ProcessExit? { child.exit }
 
     /// Sends `signal` while the process runs (never to a pid that may have been reused).
     func send(_ signal: Int32) {
-        guard exit == nil else { return }
-        _ = kill(pid, signal)
+        child.send(signal)
     }
 
     func waitForExit(within limit: Duration) async throws -> ProcessExit {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            if let exit { return exit }
-            guard ContinuousClock.now < deadline else {
-                throw HarnessError("purchase-ledger \(process.arguments ?? []) did not end within \(limit):\n\(outputTail())")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        guard let exit = try await child.waitForExit(within: limit) else {
+            throw HarnessError("purchase-ledger \(arguments) did not end within \(limit):\n\(outputTail())")
         }
+        return exit
     }
 
     /// Polls `GET /healthz` until it answers 200; fails at once when the process ends first.

@@ -1,3 +1,4 @@
+import AppStore
 import AppleSimulator
 import Foundation
 import Ledger
@@ -36,13 +37,10 @@ struct SignedTransactionFlowTests {
             let (_, purchase) = try await ledger.orderAndBuy(user: "u1", product: "com.example.coins100", appleId: "apple-1")
             let parts = purchase.signedTransaction.split(separator: ".").map(String.init)
             // Change the payload (quantity 1 → 50), keep the header and Apple's signature.
-            var payload = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while payload.count % 4 != 0 { payload += "=" }
-            let payloadData = try #require(Data(base64Encoded: payload))
+            let payloadData = try #require(Base64URL.decode(parts[1]))
             var json = try #require(try JSONSerialization.jsonObject(with: payloadData) as? [String: Any])
             json["quantity"] = 50
-            let forgedPayload = try JSONSerialization.data(withJSONObject: json).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let forgedPayload = Base64URL.encode(try JSONSerialization.data(withJSONObject: json))
             let forged = [parts[0], forgedPayload, parts[2]].joined(separator: ".")
             let answer = try await ledger.post("/v1/transactions", ["user_id": "u1", "signed_transaction": forged])
             #expect(answer.status == 422)

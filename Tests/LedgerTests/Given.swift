@@ -57,13 +57,13 @@ enum Given {
         _ transactionId: String, _ productId: String, original: String? = nil, quantity: Int64 = 1,
         purchasedAt: Int64? = Given.t0 + Given.minute, expiresAt: Int64? = nil, cancelledAt: Int64? = nil,
         cancellationReason: Int? = nil, isRevocation: Bool = false, isTrial: Bool = false, isUpgraded: Bool = false,
-        token: String? = nil, inApp: Bool = true
+        token: String? = nil, inApp: Bool = true, revocationType: String? = nil, revocationPercentage: Int64? = nil
     ) -> EvidenceEntry {
         EvidenceEntry(
             transactionId: transactionId, originalTransactionId: original ?? transactionId, productId: productId,
             quantity: quantity, purchaseDateMs: purchasedAt, expiresDateMs: expiresAt, cancellationDateMs: cancelledAt,
             cancellationReason: cancellationReason, isRevocation: isRevocation, isTrial: isTrial, isUpgraded: isUpgraded,
-            appAccountToken: token, inApp: inApp)
+            appAccountToken: token, inApp: inApp, rawRevocationType: revocationType, revocationPercentage: revocationPercentage)
     }
 
     /// An order Alice created at `t0` for one pack of coins, unless told otherwise.

@@ -62,7 +62,8 @@ struct LedgerEventRoundTripTests {
         .purchaseRefunded(PurchaseRefunded(
             transactionId: "T1", originalTransactionId: "T0", productId: Given.coins, kind: .consumable, quantity: 3,
             userId: Given.alice, environment: "Production", grants: ["coins": 300], refundedAtMs: t0 + Given.day, reason: 1,
-            revocation: "revoke", source: "notification-2")),
+            revocation: "refund", source: "notification-2", rawRevocationType: "REFUND_PRORATED", revocationPercentage: 67_932,
+            refundedFractionMilli: 67_932, upgraded: true, grantsTakenBack: ["coins": 204])),
         .balanceSpent(BalanceSpent(
             userId: Given.alice, unit: "coins", amount: 130, spendId: "s-1", reason: "hint", balanceAfter: 70,
             attributions: [SpendAttribution(transactionId: "T1", amount: 100), SpendAttribution(transactionId: "T2", amount: 30)], spentAtMs: t0)),

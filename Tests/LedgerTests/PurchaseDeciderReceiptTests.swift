@@ -132,8 +132,8 @@ struct PurchaseDeciderReceiptTests {
         #expect(appends.isEmpty)
     }
 
-    @Test("an upgrade also sets cancellation_date, but is no refund")
-    func upgradeIsNoRefund() {
+    @Test("an upgrade also sets cancellation_date, but is no refund: a receipt states no amount, so it is recorded as an upgrade that moves no money")
+    func upgradeIsNoRefund() throws {
         let appends = PurchaseDecider.observe(
             Given.evidence(
                 Given.entry("S0", Given.monthly, purchasedAt: Given.t0, expiresAt: Given.t0 + 30 * Given.day,
@@ -144,8 +144,11 @@ struct PurchaseDeciderReceiptTests {
             context: Given.context(
                 transactions: [.delivered(Given.delivered("S0", Given.monthly, to: Given.alice))],
                 owners: ["S0": Ownership(userId: Given.alice, streamVersion: 1)]))
-        #expect(appends.appended(to: Streams.refund("S0")) == nil)
-        #expect(!appends.contains { $0.event?.asRefund != nil })
+        let upgrade = try #require(appends.appended(to: Streams.refund("S0"))?.event?.asRefund)
+        #expect(upgrade.upgraded == true && !upgrade.endsAccess)
+        #expect(upgrade.refundedFractionMilli == 0 && upgrade.revocationPercentage == nil, "no amount given: none moved")
+        #expect(RevenueProjection().changes(for: .purchaseRefunded(upgrade), at: EventPlace(position: 9, recordedAtMs: Given.t0)).isEmpty)
+        #expect(appends.filter { $0.event?.asRefund != nil }.count == 1)
         #expect(appends.appended(to: Streams.transaction("Y1"))?.event?.asRenewal?.productId == Given.yearly)
     }
 

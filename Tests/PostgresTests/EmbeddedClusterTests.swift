@@ -26,7 +26,7 @@ struct EmbeddedClusterTests {
             } else {
                 #expect(first.directory.path == requested.path, "only root runs the server as another user")
             }
-            try await Self.withPool(first) { try $0.execute("CREATE TABLE kept (v int)") }
+            _ = try await Self.withPool(first) { try $0.execute("CREATE TABLE kept (v int)") }
             try await first.stop()
             let second = try await EmbeddedCluster.start(in: requested, settings: ["fsync": "off"], logger: TestDatabase.logger)
             #expect(second.directory.path == first.directory.path)

@@ -1,7 +1,17 @@
 # Sourced by Tools/test: the real server, on the throwaway cluster, checked by schemathesis over
-# the OpenAPI document it serves (Tools/schemathesis), once per token scope.
+# the OpenAPI document it serves (Tools/schemathesis), once per token scope. The simulator and the
+# server listen on ports of the tools' range (Tools/lib/ports.sh), never a fixed one.
+
+# shellcheck source=Tools/lib/ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
 pl_api_check() {
-  local bin work sim srv db url tokens i
+  local bin work sim srv db url tokens i ports simport srvport
+  # shellcheck disable=SC2086 # the range is two words
+  pl_ports_check_range $PL_PORTS_TOOLS "the tools' servers" || return 1
+  # shellcheck disable=SC2086
+  ports=$(pl_free_ports $PL_PORTS_TOOLS 2) || return 1
+  read -r simport srvport <<<"$ports"
   bin="$(swift build --show-bin-path)/purchase-ledger"
   work=$(mktemp -d)
   db="api_check_$$"
@@ -20,7 +30,7 @@ JSON
   # against: the routes that ask Apple answer from the simulator, as they would from Apple.
   openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
   export APPLE_ISSUER_ID=api-check-issuer APPLE_KEY_ID=APICHECK01 APPLE_PRIVATE_KEY="$work/key.p8" APPLE_BUNDLE_ID=com.example.app
-  "$bin" apple-simulator --address 127.0.0.1:18090 --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
+  "$bin" apple-simulator --address 127.0.0.1:$simport --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
   sim=$!
   # serve reads the simulator's root at start: wait until it is written.
   for i in $(seq 300); do
@@ -28,17 +38,17 @@ JSON
     sleep 0.2
   done
   DATABASE_URL="$url" LEDGER_API_TOKENS="$tokens" APPLE_BUNDLE_ID=com.example.app LEDGER_CATALOG="$work/catalog.json" \
-    APPLE_VERIFY_RECEIPT_PRODUCTION_URL=http://127.0.0.1:18090/production/verifyReceipt \
-    APPLE_VERIFY_RECEIPT_SANDBOX_URL=http://127.0.0.1:18090/sandbox/verifyReceipt \
-    APPLE_ROOT_CERTIFICATES="$work/root.der" APPLE_SERVER_API_URL=http://127.0.0.1:18090 LEDGER_RECONCILE_INTERVAL=0 LOG_LEVEL=warning \
-    "$bin" serve --address 127.0.0.1:18080 >"$work/server.log" 2>&1 &
+    APPLE_VERIFY_RECEIPT_PRODUCTION_URL=http://127.0.0.1:$simport/production/verifyReceipt \
+    APPLE_VERIFY_RECEIPT_SANDBOX_URL=http://127.0.0.1:$simport/sandbox/verifyReceipt \
+    APPLE_ROOT_CERTIFICATES="$work/root.der" APPLE_SERVER_API_URL=http://127.0.0.1:$simport LEDGER_RECONCILE_INTERVAL=0 LOG_LEVEL=warning \
+    "$bin" serve --address 127.0.0.1:$srvport >"$work/server.log" 2>&1 &
   srv=$!
   for i in $(seq 300); do
-    curl -fsS http://127.0.0.1:18080/healthz >/dev/null 2>&1 && break
+    curl -fsS http://127.0.0.1:$srvport/healthz >/dev/null 2>&1 && break
     sleep 0.2
   done
   local status=0
-  LEDGER_URL=http://127.0.0.1:18080 LEDGER_API_TOKENS="$tokens" Tools/schemathesis || status=$?
+  LEDGER_URL=http://127.0.0.1:$srvport LEDGER_API_TOKENS="$tokens" Tools/schemathesis || status=$?
   kill -TERM "$srv" "$sim" 2>/dev/null || true
   wait "$srv" "$sim" 2>/dev/null || true
   if [ "$status" -ne 0 ]; then

@@ -1,7 +1,8 @@
 # A throwaway high-availability PostgreSQL 15 cluster for failover tests and demos: a
 # pg_auto_failover monitor and two data nodes (node1, node2) with synchronous replication, all
 # on 127.0.0.1 in one mktemp folder, run as the `postgres` user. Sourced, not executed; needs
-# Tools/lib/postgres.sh sourced first (pl_ensure_packages, pl_pg_bindir, pl_as_owner).
+# Tools/lib/postgres.sh sourced first (pl_ensure_packages, pl_pg_bindir, pl_as_owner); sources
+# Tools/lib/ports.sh (the set's ports are in PL_PORTS_CLUSTER, 20000-29999).
 #
 # Loopback test use only: every node trusts every connection from 127.0.0.0/8 (--auth trust)
 # and nothing is encrypted (--no-ssl, sslmode=disable).
@@ -12,12 +13,17 @@
 #   config/ share/ run/             pg_autoctl's XDG folders: config, state, pid files
 #   .s.PGSQL.<port>                 the Unix sockets of all three instances
 #   cluster.env                     the variables below, to be sourced
+#   ports                           the three ports, written as soon as chosen: a set started
+#                                   later avoids them, also while a node of this one is down
 #   *.pgid                          process group of each keeper (keeper + its postgres)
 #
 # Variables (exported by pl_cluster_up and written to cluster.env):
 #   DATABASE_URL, DATABASE_READ_URL (multi-host libpq URLs), PL_CLUSTER_DIR,
 #   PL_CLUSTER_MONITOR_URI, PL_CLUSTER_MONITOR_PGDATA, PL_CLUSTER_MONITOR_PORT,
 #   PL_CLUSTER_NODE1_PGDATA, PL_CLUSTER_NODE1_PORT, PL_CLUSTER_NODE1_PIDFILE, and NODE2 likewise.
+
+# shellcheck source=Tools/lib/ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 PL_CLUSTER_STATE_FILE=/tmp/purchase-ledger-cluster.current
 # Seconds the waits below allow by default (PL_CLUSTER_TIMEOUT overrides).
@@ -87,18 +93,27 @@ _pl_cluster_node_var() { # node1|node2 PORT|PGDATA|PIDFILE
   echo "${!n}"
 }
 
-# Three distinct TCP ports nobody listens on at 127.0.0.1, from a random start in 20000-29999.
-_pl_cluster_free_ports() {
-  local want=$1 found=() p listening
-  listening=$(ss -Hltn 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
-  p=$((20000 + RANDOM % 10000))
-  while [ ${#found[@]} -lt "$want" ]; do
-    p=$((p + 1)); [ "$p" -le 29999 ] || p=20000
-    if ! grep -qx "$p" <<<"$listening" && [ ! -e "$PL_CLUSTER_DIR/.s.PGSQL.$p" ]; then
-      found+=("$p")
-    fi
+# COUNT distinct TCP ports of the set's range (PL_PORTS_CLUSTER) nobody listens on at
+# 127.0.0.1, none of them another set's on this machine: a set whose primary a failover test
+# killed listens on nothing until it rejoins, and its port must still be free then.
+_pl_cluster_free_ports() { # count
+  local others
+  # shellcheck disable=SC2086 # the range is two words
+  pl_ports_check_range $PL_PORTS_CLUSTER "the failover set" || return 1
+  others=$(cat /tmp/plc.*/ports 2>/dev/null | tr '\n' ' ' || true)
+  # shellcheck disable=SC2086
+  pl_free_ports $PL_PORTS_CLUSTER "$1" $others
+}
+
+# Closes every descriptor above 2 of this (sub)shell, before it execs a daemon: a keeper outlives
+# whoever started it, and one that inherited a test process's sockets (they are not
+# close-on-exec) kept a test server's listening socket open after the server had closed it.
+_pl_close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ]; then exec {fd}>&-; fi
   done
-  echo "${found[@]}"
 }
 
 # Starts `pg_autoctl run` for one instance in the background, in a session of its own so that
@@ -107,7 +122,7 @@ _pl_cluster_run_keeper() { # name (monitor|node1|node2)
   local name=$1 dir=$PL_CLUSTER_DIR envcmd owner=()
   read -r -a envcmd <<<"$(_pl_cluster_env)"
   if [ "$(id -u)" = 0 ]; then owner=(runuser -u postgres --); fi
-  (cd "$dir" && exec setsid nohup ${owner[@]+"${owner[@]}"} "${envcmd[@]}" \
+  (cd "$dir" && _pl_close_inherited_fds && exec setsid nohup ${owner[@]+"${owner[@]}"} "${envcmd[@]}" \
     pg_autoctl run --pgdata "$dir/$name" >>"$dir/$name.log" 2>&1 </dev/null) &
   # setsid execs in place (a background job is not a group leader): $! leads the new group.
   echo "$!" >"$dir/$name.pgid"
@@ -204,7 +219,7 @@ pl_cluster_load() {
 # Creates and starts the cluster in a new folder; exports the variables and writes cluster.env.
 # Extra "name=value" arguments are added to the data nodes' postgresql.conf.
 pl_cluster_up() {
-  local t0 pm p1 p2 setting v
+  local t0 pm p1 p2 ports setting v
   t0=$(_pl_cluster_now)
   pl_ensure_packages --no-install-recommends postgresql postgresql-15-auto-failover
   command -v pg_autoctl >/dev/null || _pl_cluster_die "pg_autoctl not found after install" || return 1
@@ -218,7 +233,9 @@ pl_cluster_up() {
   mkdir -p "$PL_CLUSTER_DIR/config" "$PL_CLUSTER_DIR/share" "$PL_CLUSTER_DIR/run"
   chmod 755 "$PL_CLUSTER_DIR"
   if [ "$(id -u)" = 0 ]; then chown -R postgres: "$PL_CLUSTER_DIR"; fi
-  read -r pm p1 p2 <<<"$(_pl_cluster_free_ports 3)"
+  ports=$(_pl_cluster_free_ports 3) || return 1
+  read -r pm p1 p2 <<<"$ports"
+  echo "$pm $p1 $p2" >"$PL_CLUSTER_DIR/ports"
   PL_CLUSTER_MONITOR_PORT=$pm PL_CLUSTER_NODE1_PORT=$p1 PL_CLUSTER_NODE2_PORT=$p2
   PL_CLUSTER_MONITOR_PGDATA=$PL_CLUSTER_DIR/monitor
   PL_CLUSTER_NODE1_PGDATA=$PL_CLUSTER_DIR/node1 PL_CLUSTER_NODE2_PGDATA=$PL_CLUSTER_DIR/node2

@@ -1,5 +1,3 @@
-import Foundation
-
 /// One line of a tab-separated report: its 1-based number (for errors) and its fields, trimmed.
 ///
 /// Apple pads some empty fields with a space, so fields are trimmed of spaces; a line of only
@@ -19,11 +17,25 @@ struct ReportRow: Sendable, Hashable {
         let body = Substring(scalars)
         var rows: [ReportRow] = []
         for (index, line) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-                .map { $0.trimmingCharacters(in: .whitespaces) }
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(trimmingSpaces)
             rows.append(ReportRow(number: index + 1, fields: fields))
         }
         return rows
+    }
+
+    /// `field` without the spaces at either end: Foundation's `.whitespaces`, which are the
+    /// Unicode space separators (Zs), tab and the zero-width space U+200B (a Zs character in
+    /// older Unicode, which Foundation's set still holds), compared scalar by scalar as
+    /// Foundation does.
+    static func trimmingSpaces(_ field: Substring) -> String {
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == "\t" || scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
+        }
+        let scalars = field.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(Substring(scalars[first...last]))
     }
 }
 

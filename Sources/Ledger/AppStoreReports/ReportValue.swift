@@ -1,3 +1,5 @@
+import AppStore
+
 /// Reads the values of report fields exactly: dates, whole units, currency codes and decimal
 /// amounts, each error naming the line and column.
 ///
@@ -29,12 +31,13 @@ enum ReportValue {
         return units
     }
 
-    /// A three-letter ISO 4217 code, upper-cased.
+    /// An ISO 4217 code, upper-cased.
     static func currency(_ text: String, line: Int, column: String) throws(AppStoreReportError) -> String {
-        guard text.count == 3, text.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-            throw AppStoreReportError("\"\(text)\" is not a three-letter currency code", line: line, column: column)
+        let code = text.uppercased()
+        guard ISO4217.isCode(code) else {
+            throw AppStoreReportError("\"\(text)\" is not an ISO 4217 currency code", line: line, column: column)
         }
-        return text.uppercased()
+        return code
     }
 
     /// A decimal amount ("0.99", "-1.99", "120", "4.5") in minor units of `currency`, signed.

@@ -5,7 +5,8 @@
 public struct OwnershipProjection: Projection {
     public init() {}
     public let name = "ownership"
-    public let version: Int32 = 1
+    /// 2: an upgraded transaction's revocation changes no holder (access goes on under the new plan).
+    public let version: Int32 = 2
     public let tables = ["projection_ownership", "projection_ownership_history", "projection_apple_account_members"]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
@@ -28,11 +29,11 @@ public struct OwnershipProjection: Projection {
             return [.changeOwner(
                 originalTransactionId: t.originalTransactionId, productId: t.productId, kind: t.kind, environment: t.environment,
                 userId: t.toUserId, reason: "transferred", place: place)]
-        case .purchaseRefunded(let r):
+        case .purchaseRefunded(let r) where r.endsAccess:
             return [.changeOwner(
                 originalTransactionId: r.originalTransactionId, productId: r.productId, kind: r.kind, environment: r.environment,
                 userId: nil, reason: r.revocation == "revoke" ? "revoked" : "refunded", place: place)]
-        case .refundReversed(let v):
+        case .refundReversed(let v) where v.refund.endsAccess:
             let r = v.refund
             return [.changeOwner(
                 originalTransactionId: r.originalTransactionId, productId: r.productId, kind: r.kind, environment: r.environment,

@@ -28,10 +28,12 @@ public enum ProjectionChange: Sendable, Hashable {
     case setCatalogPrice(productId: String, priceMinor: Int64, currency: String, effectiveMs: Int64)
     /// A paid transaction's revenue line, recorded once.
     case addRevenueSale(RevenueSale)
-    /// The refund of a transaction's sale line at `atMs` (dated that UTC day), recorded once.
-    case addRevenueRefund(transactionId: String, atMs: Int64)
-    /// A reversed refund: the sale counts again, dated the day of the reversal.
-    case addRevenueReversal(transactionId: String, atMs: Int64)
+    /// The refund of `fractionMilli` (thousandths of a percent; 100000 all of it) of a
+    /// transaction's sale line at `atMs` (dated that UTC day), recorded once.
+    case addRevenueRefund(transactionId: String, atMs: Int64, fractionMilli: Int64 = 100_000)
+    /// A reversed refund: what the refund took (`fractionMilli` of the sale) counts again,
+    /// dated the day of the reversal.
+    case addRevenueReversal(transactionId: String, atMs: Int64, fractionMilli: Int64 = 100_000)
     /// The event at `position` concerns `subject` (TimelineProjection's names).
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.
@@ -78,11 +80,12 @@ extension PlacelessProjection {
 }
 
 /// Balances per user and grant unit: credits from deliveries, debits from refunds of consumables
-/// and from spends.
+/// (what each took back: all of the grant, or the share of a prorated refund) and from spends.
 public struct BalancesProjection: PlacelessProjection {
     public init() {}
     public let name = "balances"
-    public let version: Int32 = 1
+    /// 2: a prorated refund takes back its share of the grant, and its reversal gives that back.
+    public let version: Int32 = 2
     public let tables = ["projection_balances"]
 
     public func changes(for event: LedgerEvent) -> [ProjectionChange] {
@@ -90,11 +93,11 @@ public struct BalancesProjection: PlacelessProjection {
         case .purchaseDelivered(let d):
             return d.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: d.userId, unit: $0.key, delta: $0.value) }
         case .purchaseRefunded(let r) where r.kind == .consumable:
-            return r.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: r.userId, unit: $0.key, delta: -$0.value) }
+            return r.unitsTakenBack.sorted { $0.key < $1.key }.map { .addToBalance(userId: r.userId, unit: $0.key, delta: -$0.value) }
         case .balanceSpent(let s):
             return [.addToBalance(userId: s.userId, unit: s.unit, delta: -s.amount)]
         case .refundReversed(let v) where v.refund.kind == .consumable:
-            return v.refund.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: v.refund.userId, unit: $0.key, delta: $0.value) }
+            return v.refund.unitsTakenBack.sorted { $0.key < $1.key }.map { .addToBalance(userId: v.refund.userId, unit: $0.key, delta: $0.value) }
         default:
             return []
         }
@@ -130,7 +133,8 @@ public struct EntitlementsProjection: PlacelessProjection {
 public struct SubscriptionsProjection: PlacelessProjection {
     public init() {}
     public let name = "subscriptions"
-    public let version: Int32 = 1
+    /// 2: an upgraded transaction's revocation marks its entry upgraded, so it ends no access.
+    public let version: Int32 = 2
     public let tables = ["projection_subscription_entries", "projection_subscription_renewals"]
 
     public func changes(for event: LedgerEvent) -> [ProjectionChange] {
@@ -148,10 +152,12 @@ public struct SubscriptionsProjection: PlacelessProjection {
             if let renewal = o.renewal { changes.append(.observeRenewal(originalTransactionId: o.originalTransactionId, renewal: renewal)) }
             return changes
         case .purchaseRefunded(let r) where r.kind == .autoRenewable:
+            // An upgraded transaction ends early but gives way to the new plan's: it stays
+            // marked upgraded, which no summary counts as an end of access.
             return [.mergeSubscriptionEntry(originalTransactionId: r.originalTransactionId, environment: r.environment, entry: SubscriptionEntry(
                 transactionId: r.transactionId, productId: r.productId, purchaseDateMs: nil, expiresDateMs: nil,
-                cancellationDateMs: r.refundedAtMs, isTrial: false, isUpgraded: false))]
-        case .refundReversed(let v) where v.refund.kind == .autoRenewable:
+                cancellationDateMs: r.refundedAtMs, isTrial: false, isUpgraded: !r.endsAccess))]
+        case .refundReversed(let v) where v.refund.kind == .autoRenewable && v.refund.endsAccess:
             return [.clearSubscriptionCancellation(originalTransactionId: v.refund.originalTransactionId, transactionId: v.refund.transactionId)]
         default:
             return []

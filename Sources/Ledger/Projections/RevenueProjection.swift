@@ -1,8 +1,12 @@
+import AppStore
+
 /// Revenue per transaction (ARCHITECTURE §5): one sale line per paid delivery or renewal (not a
 /// restore, transfer, trial or Family Sharing access), priced by Apple's signed `price` when it
 /// gave one, else by the catalog as it stood when the purchase was made (each load kept from the
-/// time it was recorded); one refund line, the sale's negative, dated the day of the refund, so
-/// a refund never rewrites a closed period. Apple's commission is applied when reporting
+/// time it was recorded); one refund line, the sale's negative (or the share Apple refunded:
+/// round-half-up(sale × share / 100000)), dated the day of the refund, so a refund never rewrites
+/// a closed period. A revocation that moves no money (Family Sharing, an upgrade for which
+/// Apple states no amount) makes no line. Apple's commission is applied when reporting
 /// (`CommissionPlan`), so changing `LEDGER_COMMISSION` needs no rebuild; the line keeps what the
 /// rate depends on.
 public struct RevenueProjection: Projection {
@@ -10,8 +14,9 @@ public struct RevenueProjection: Projection {
     public let name = "revenue"
     /// 3: the year of paid service resets after a lapse of over 60 days, and leaves out sales
     /// refunded before the sale it rates. 4: each line keeps its quantity (App Store Connect
-    /// reports count units).
-    public let version: Int32 = 4
+    /// reports count units). 5: refunds of a share (prorated refunds, upgrades) and their
+    /// reversals move that share; Family Sharing revocations move no money.
+    public let version: Int32 = 5
     public let tables = ["projection_revenue_prices", "projection_revenue_lines"]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
@@ -39,9 +44,12 @@ public struct RevenueProjection: Projection {
                 serviceMs: r.expiresDateMs.map { $0 - purchased }, quantity: 1,
                 applePrice: Self.applePrice(r.priceMilliunits, r.currency)))]
         case .purchaseRefunded(let r):
-            return [.addRevenueRefund(transactionId: r.transactionId, atMs: r.refundedAtMs)]
+            guard r.fractionMilli > 0 else { return [] }
+            return [.addRevenueRefund(transactionId: r.transactionId, atMs: r.refundedAtMs, fractionMilli: r.fractionMilli)]
         case .refundReversed(let v):
-            return [.addRevenueReversal(transactionId: v.refund.transactionId, atMs: v.reversedAtMs)]
+            // Gives back exactly what the refund took.
+            guard v.refund.fractionMilli > 0 else { return [] }
+            return [.addRevenueReversal(transactionId: v.refund.transactionId, atMs: v.reversedAtMs, fractionMilli: v.refund.fractionMilli)]
         default:
             return []
         }
@@ -51,7 +59,9 @@ public struct RevenueProjection: Projection {
     /// transaction for the quantity the customer purchased" (App Store Server API, `price`);
     /// only the catalog's unit price is multiplied by the quantity.
     static func applePrice(_ milliunits: Int64?, _ currency: String?) -> Money? {
-        guard let milliunits, let currency else { return nil }
+        // Checked again here: events recorded before currencies were checked on the way in
+        // never become money on replay unless their currency is ISO 4217.
+        guard let milliunits, let currency, ISO4217.isCode(currency) else { return nil }
         return Money.fromMilliunits(milliunits, currency: currency)
     }
 }
@@ -116,7 +126,7 @@ public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
 public enum RevenueDay {
     /// `YYYY-MM-DD` (UTC) of an instant in milliseconds since 1970.
     public static func of(_ milliseconds: Int64) -> String {
-        let (year, month, day) = civil(days: floorDivide(milliseconds, 86_400_000))
+        let (year, month, day) = UTCDays.civil(days: floorDivide(milliseconds, 86_400_000))
         return "\(year)-\(two(month))-\(two(day))"
     }
 
@@ -132,17 +142,4 @@ public enum RevenueDay {
     private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
 
     private static func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-
-    /// Howard Hinnant's civil_from_days: days since 1970-01-01 → (year, month, day).
-    private static func civil(days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
-        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 }

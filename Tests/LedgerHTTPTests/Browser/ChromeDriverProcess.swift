@@ -1,10 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
-import Synchronization
+import Spawning
+import TestSupport
 
 /// Debian's chromedriver in a process of its own, on a loopback port it picks itself.
 ///
@@ -13,24 +11,22 @@ import Synchronization
 /// memory files under `--disable-dev-shm-usage`). `terminate()` removes the folder, so nothing
 /// is left in /tmp even when a session could not be deleted.
 final class ChromeDriverProcess: Sendable {
-    let process: Process
+    let child: ChildProcess
     /// The process's own folder (output and temporary files).
     let folder: URL
     /// "http://127.0.0.1:PORT".
     let baseURL: String
-    private let ended: ProcessEnd
 
-    private init(process: Process, folder: URL, baseURL: String, ended: ProcessEnd) {
-        self.process = process
+    private init(child: ChildProcess, folder: URL, baseURL: String) {
+        self.child = child
         self.folder = folder
         self.baseURL = baseURL
-        self.ended = ended
     }
 
     var output: URL { folder.appendingPathComponent("chromedriver.log") }
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { child.pid }
     /// The exit status (or signal) once it ended; nil while it runs.
-    var exitStatus: Int32? { ended.status }
+    var exitStatus: Int32? { child.exit?.status }
 
     func outputTail(_ characters: Int = 3_000) -> String {
         String(((try? String(contentsOf: output, encoding: .utf8)) ?? "").suffix(characters))
@@ -43,11 +39,14 @@ final class ChromeDriverProcess: Sendable {
     /// picking a port and binding it. Tried again up to `attempts` times if it does not come up.
     static func start(within limit: Duration = .seconds(30), attempts: Int = 3) async throws -> ChromeDriverProcess {
         var failures: [String] = []
-        for _ in 0..<attempts {
+        for attempt in 1...max(attempts, 1) {
             do {
                 return try await startOnce(within: limit)
             } catch let error as ChromeDriverStartFailure {
                 failures.append(error.description)
+                // Said, not swallowed: a start that needed a second try is worth seeing in the log.
+                let next = attempt < attempts ? "trying again" : "giving up"
+                FileHandle.standardError.write(Data("chromedriver start, attempt \(attempt) of \(attempts), failed (\(next)): \(error.description)\n".utf8))
             }
         }
         throw ChromeDriverStartFailure(description: "chromedriver did not start (\(attempts) attempts):\n" + failures.joined(separator: "\n---\n"))
@@ -60,35 +59,24 @@ final class ChromeDriverProcess: Sendable {
         let temporary = folder.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         let output = folder.appendingPathComponent("chromedriver.log")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BrowserAvailability.chromedriver)
-        // Without --log-path the log goes to stderr: the same file as the port announcement.
-        process.arguments = ["--port=0", "--log-level=WARNING"]
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = temporary.path
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = handle
-        process.standardError = handle
-        let ended = ProcessEnd()
-        process.terminationHandler = { process in ended.record(process.terminationStatus) }
+        let child: ChildProcess
         do {
-            defer { try? handle.close() }  // the child has its own copy once started
-            try process.run()
+            // Without --log-path the log goes to stderr: the same file as the port announcement.
+            child = try ChildProcess.start(
+                BrowserAvailability.chromedriver, ["--port=0", "--log-level=WARNING"], environment: environment, output: .file(output))
         } catch {
             try? FileManager.default.removeItem(at: folder)
             throw ChromeDriverStartFailure(description: "could not run \(BrowserAvailability.chromedriver): \(error)")
         }
 
         do {
-            let baseURL = try await waitUntilReady(output: output, ended: ended, within: limit)
-            return ChromeDriverProcess(process: process, folder: folder, baseURL: baseURL, ended: ended)
+            let baseURL = try await waitUntilReady(output: output, child: child, within: limit)
+            return ChromeDriverProcess(child: child, folder: folder, baseURL: baseURL)
         } catch {
             // Also on cancellation: no chromedriver is left running.
-            await Self.stop(process, ended: ended)
+            await child.stop()
             try? FileManager.default.removeItem(at: folder)
             throw error
         }
@@ -96,7 +84,7 @@ final class ChromeDriverProcess: Sendable {
 
     /// Reads the port chromedriver announces, then polls `GET /status` until it is ready;
     /// returns "http://127.0.0.1:PORT". Fails at once when the process ends first.
-    private static func waitUntilReady(output: URL, ended: ProcessEnd, within limit: Duration) async throws -> String {
+    private static func waitUntilReady(output: URL, child: ChildProcess, within limit: Duration) async throws -> String {
         let deadline = ContinuousClock.now + limit
         func tail() -> String { String(((try? String(contentsOf: output, encoding: .utf8)) ?? "").suffix(3_000)) }
 
@@ -104,7 +92,7 @@ final class ChromeDriverProcess: Sendable {
         while true {
             port = announcedPort(in: (try? String(contentsOf: output, encoding: .utf8)) ?? "")
             if port != nil { break }
-            if let status = ended.status {
+            if let status = child.exit?.status {
                 throw ChromeDriverStartFailure(description: "chromedriver ended (status \(status)) before it announced its port:\n\(tail())")
             }
             guard ContinuousClock.now < deadline else {
@@ -116,7 +104,7 @@ final class ChromeDriverProcess: Sendable {
 
         var last = "no answer"
         while true {
-            if let status = ended.status {
+            if let status = child.exit?.status {
                 throw ChromeDriverStartFailure(description: "chromedriver ended (status \(status)) before /status said ready:\n\(tail())")
             }
             do {
@@ -145,32 +133,9 @@ final class ChromeDriverProcess: Sendable {
     /// Stops chromedriver (SIGTERM, then SIGKILL after `grace`) and removes its folder.
     /// Never throws; safe to call twice.
     func terminate(grace: Duration = .seconds(5)) async {
-        await Self.stop(process, ended: ended, grace: grace)
+        await child.stop(grace: grace)
         try? FileManager.default.removeItem(at: folder)
     }
-
-    private static func stop(_ process: Process, ended: ProcessEnd, grace: Duration = .seconds(5)) async {
-        // Signals only while it runs: never to a pid that may have been reused.
-        guard ended.status == nil else { return }
-        _ = kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + grace
-        while ended.status == nil, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        guard ended.status == nil else { return }
-        _ = kill(process.processIdentifier, SIGKILL)
-        let killDeadline = ContinuousClock.now + .seconds(5)
-        while ended.status == nil, ContinuousClock.now < killDeadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-    }
-}
-
-/// How a child process ended, set from its termination handler (nil while it runs).
-final class ProcessEnd: Sendable {
-    private let value = Mutex<Int32?>(nil)
-    var status: Int32? { value.withLock { $0 } }
-    func record(_ status: Int32) { value.withLock { $0 = status } }
 }
 
 struct ChromeDriverStartFailure: Error, CustomStringConvertible {

@@ -224,6 +224,9 @@ final class Browser: Sendable {
                     pageLoadTimeout: pageLoadTimeout, browserPID: pid)
             } catch {
                 failures.append("\(error)\nchromedriver output:\n\(driver.outputTail())")
+                // Said, not swallowed: a session that needed a second browser is worth seeing in the log.
+                let next = failures.count < max(attempts, 1) ? "trying again with a new chromedriver" : "giving up"
+                FileHandle.standardError.write(Data("Chromium session, attempt \(failures.count) of \(max(attempts, 1)), failed (\(next)): \(error)\n".utf8))
                 await driver.terminate()
             }
         }

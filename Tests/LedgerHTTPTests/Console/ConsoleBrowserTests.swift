@@ -1,5 +1,9 @@
 import Foundation
+import Ledger
+import LedgerQueries
 import LedgerService
+import Spawning
+import TestSupport
 import Testing
 
 /// The console in a real browser (Debian's headless Chromium through chromedriver): sign in,
@@ -33,7 +37,7 @@ struct ConsoleBrowserTests {
             _ = try await ledger.simulator.refund(transactionId: transactions[1])
             try await ledger.eventually("the refund is recorded") { try await ledger.count("PurchaseRefunded") == 1 }
             _ = try await ledger.simulator.purchase(appleId: "apple-browser-lost", productId: "com.example.coins100", environment: .production)
-            let utcDay = String(ISO8601DateFormatter().string(from: ledger.simulator.now).prefix(10))
+            let utcDay = RevenueDay.of(ledger.simulator.nowMilliseconds)
             let from = min(firstDay, utcDay), to = max(firstDay, utcDay)
             let reportFile = downloads.appendingPathComponent("S_D_report.txt")
             try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
@@ -151,28 +155,17 @@ struct CLIRun {
     var stderr: String
 
     static func run(_ arguments: [String], databaseURL: String) async throws -> CLIRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("purchase-ledger")
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = databaseURL
         environment["LOG_LEVEL"] = "warning"
-        process.environment = environment
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("out"), err = folder.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        try outHandle.close()
-        try errHandle.close()
+        let child = try ChildProcess.start(
+            ChildProcess.builtProduct("purchase-ledger").path, arguments, environment: environment,
+            output: .files(standardOutput: out, standardError: err))
+        let status = await child.waitForExit().status
         return CLIRun(
             status: status, stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
             stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))

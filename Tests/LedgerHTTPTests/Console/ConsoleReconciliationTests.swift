@@ -1,5 +1,8 @@
 import Foundation
+import LedgerQueries
 import LedgerService
+import Spawning
+import TestSupport
 import Testing
 
 /// App Store Connect's report, written by the simulator from its own sales, uploaded through the
@@ -51,7 +54,7 @@ import Testing
             #expect(result.body.contains(">\(delivered[0])</a>") && result.body.contains(">\(delivered[1])</a>"))
 
             // The same report gzipped, as downloaded, is the same content: recorded once.
-            let gzipped = try Self.gzip(Array(report.utf8))
+            let gzipped = try await Self.gzip(Array(report.utf8))
             let again = try await browser.postFile(
                 "/console/reconciliation", field: "report", fileName: "S_D_1.txt.gz", bytes: gzipped, fields: [("csrf", csrf)])
             #expect(again.header("Location") == location + "?again=1")
@@ -69,17 +72,15 @@ import Testing
         }
     }
 
-    static func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+    static func gzip(_ bytes: [UInt8]) async throws -> [UInt8] {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gz-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("report.txt")
         try Data(bytes).write(to: file)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = [file.path]
-        try process.run()
-        process.waitUntilExit()
+        let (exit, output) = try await ChildProcess.run("/bin/gzip", [file.path])
+        struct GzipFailed: Error, CustomStringConvertible { var description: String }
+        guard exit == .success else { throw GzipFailed(description: "gzip: \(exit) \(output)") }
         return Array(try Data(contentsOf: folder.appendingPathComponent("report.txt.gz")))
     }
 }

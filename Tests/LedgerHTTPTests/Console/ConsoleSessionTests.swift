@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import Testing
 
 /// The console's doors: sign-in with a finance or support token only, a session cookie that
@@ -96,7 +97,7 @@ import Testing
             let browser = ConsoleClient(base: ledger.base)
             defer { Task { await browser.shutdown() } }
             _ = try await browser.signIn(LedgerHarness.financeToken)
-            let day = String(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(ledger.simulator.nowMilliseconds) / 1000)).prefix(10))
+            let day = RevenueDay.of(ledger.simulator.nowMilliseconds)
             let page = try await browser.get("/console/revenue?from=\(day)&to=\(day)&group_by=product&environment=Production")
             #expect(page.status == 200)
             #expect(page.body.contains("com.example.removeads"))

@@ -5,6 +5,7 @@ import Glibc
 import Postgres
 import TestSupport
 import Testing
+import Spawning
 
 /// The pg_auto_failover set `Tools/test` starts with `Tools/cluster up` (a monitor, a primary and
 /// a synchronous secondary on loopback) and names in `PL_HA_DATABASE_URL` (both hosts,
@@ -38,40 +39,16 @@ enum HACluster {
 
     /// Runs `Tools/cluster ARGUMENTS` and returns its output; fails on a non-zero exit.
     ///
-    /// Spawned and waited for by hand (posix_spawn, then waitpid on a thread of its own), not
-    /// with Foundation's `Process`: `rejoin` leaves a keeper daemon running, and a `Process`
-    /// whose child left a daemon behind was seen never to report the child's exit (a zombie).
+    /// Through `ChildProcess`, in this process's group as before: `rejoin` leaves a keeper
+    /// daemon running, which must inherit none of this process's sockets (it kept a test
+    /// server's listening socket open after the server closed it), and whose holding on to
+    /// inherited descriptors must not hide the end of `Tools/cluster` itself.
     @discardableResult
     static func run(_ arguments: String...) async throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let out = folder.appendingPathComponent("out")
         let script = root.appendingPathComponent("Tools/cluster").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([script] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, script, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw HAClusterError("could not run \(script): errno \(spawned)") }
-        let child = pid
-        let status: Int32 = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-                continuation.resume(returning: status)
-            }
-        }
-        let output = String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self)
-        // WIFEXITED / WEXITSTATUS, which do not import into Swift.
-        let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
-        guard exited, code == 0 else {
-            throw HAClusterError("Tools/cluster \(arguments.joined(separator: " ")) ended with status \(status):\n\(output)")
+        let (exit, output) = try await ChildProcess.run(script, arguments, newProcessGroup: false)
+        guard exit == .success else {
+            throw HAClusterError("Tools/cluster \(arguments.joined(separator: " ")) ended with \(exit):\n\(output)")
         }
         return output
     }

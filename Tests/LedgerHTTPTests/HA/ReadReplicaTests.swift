@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import Postgres
 import TestSupport
 import Testing
@@ -31,7 +32,7 @@ struct ReadReplicaTests {
                 let fromStandby = replica.served.replica
                 #expect(fromStandby >= 1, "reads were served by the standby (\(replica.served))")
 
-                let day = String(ISO8601DateFormatter().string(from: ledger.simulator.now).prefix(10))
+                let day = RevenueDay.of(ledger.simulator.nowMilliseconds)
                 let report = try await ledger.get("/v1/reports/revenue?from=\(day)&to=\(day)", token: LedgerHarness.financeToken)
                 #expect(report.status == 200)
                 #expect(((report.json["totals"] as? [[String: Any]])?.first?["purchases"] as? Int) == 5)

@@ -1,0 +1,244 @@
+import Ledger
+import Postgres
+
+/// A page's row changes as few statements: changes that commute (balance deltas, merged
+/// subscription entries, timeline rows, history rows) or keep the newest (owners, renewal
+/// state) are combined in Swift by the rules their upserts state, then written with one
+/// multi-row statement per kind (arrays through `unnest`, so each text is fixed and prepared).
+/// Changes whose result depends on the rows before them (revenue lines and prices, unions of
+/// Apple accounts) keep their order and their own statements: their time is in each line's
+/// look-ups and index entries, not in the statements, so combining them does not pay
+/// (BENCHMARKS.md, 'Why the code is shaped so'). The result is the same rows as applying every
+/// change one by one: the replay's dry run compares exactly that (the server's runner applies
+/// small pages, a rebuild large ones) and finds nothing to change.
+struct ProjectionBatch {
+    private var balances: [Key2: Int64] = [:]
+    private var balanceOrder: [Key2] = []
+    private var owners: [String: (user: String, product: String, kind: String, environment: String)] = [:]
+    private var ownerOrder: [String] = []
+    private var revocations: [String: Int64] = [:]
+    private var entries: [Key2: (environment: String, entry: SubscriptionEntry)] = [:]
+    private var entryOrder: [Key2] = []
+    private var renewals: [String: RenewalObservation] = [:]
+    private var renewalOrder: [String] = []
+    private var holders: [String: (product: String, kind: String, environment: String, user: String?, position: Int64)] = [:]
+    private var holderOrder: [String] = []
+    private var history: [(original: String, position: Int64, at: Int64, user: String?, reason: String)] = []
+    private var members: [String: String?] = [:]
+    private var memberOrder: [String] = []
+    private var timelineEvents: [(String, Int64)] = []
+    private var timelineLinks: [(String, String)] = []
+    /// The page's links so far: the same link comes with every event of an order or a
+    /// submission, and each repeat sent cost PostgreSQL an index probe to skip it.
+    private var linked: Set<Key2> = []
+    /// In log order, after the combined statements.
+    private var ordered: [SQL] = []
+
+    private struct Key2: Hashable {
+        var a: String
+        var b: String
+    }
+
+    mutating func add(_ change: ProjectionChange) {
+        switch change {
+        case .addToBalance(let user, let unit, let delta):
+            let key = Key2(a: user, b: unit)
+            if balances[key] == nil { balanceOrder.append(key) }
+            balances[key, default: 0] += delta
+        case .setOwner(let original, let user, let product, let kind, let environment):
+            if let first = owners[original] {
+                owners[original] = (user, first.product, first.kind, first.environment)
+            } else {
+                ownerOrder.append(original)
+                owners[original] = (user, product, kind.rawValue, environment)
+            }
+        case .revokeOwnership(let original, let at):
+            revocations[original] = min(revocations[original] ?? at, at)
+        case .mergeSubscriptionEntry(let original, let environment, let entry):
+            let key = Key2(a: original, b: entry.transactionId)
+            guard let (firstEnvironment, known) = entries[key] else {
+                entryOrder.append(key)
+                entries[key] = (environment, entry)
+                return
+            }
+            var merged = known
+            merged.purchaseDateMs = known.purchaseDateMs ?? entry.purchaseDateMs
+            merged.expiresDateMs = [known.expiresDateMs, entry.expiresDateMs].compactMap { $0 }.max()
+            merged.cancellationDateMs = [known.cancellationDateMs, entry.cancellationDateMs].compactMap { $0 }.min()
+            merged.isTrial = known.isTrial || entry.isTrial
+            merged.isUpgraded = known.isUpgraded || entry.isUpgraded
+            entries[key] = (firstEnvironment, merged)
+        case .observeRenewal(let original, let renewal):
+            guard let known = renewals[original] else {
+                renewalOrder.append(original)
+                renewals[original] = renewal
+                return
+            }
+            if Self.rank(renewal) > Self.rank(known) { renewals[original] = renewal }
+        case .changeOwner(let original, let product, let kind, let environment, let user, let reason, let place):
+            history.append((original, place.position, place.recordedAtMs, user, reason))
+            if let known = holders[original] {
+                if place.position > known.position { holders[original] = (known.product, known.kind, known.environment, user, place.position) }
+            } else {
+                holderOrder.append(original)
+                holders[original] = (product, kind.rawValue, environment, user, place.position)
+            }
+        case .linkAppleAccount(let originals, let appTransactionId):
+            for original in originals {
+                if let known = members[original] {
+                    members[original] = [known, appTransactionId].compactMap { $0 }.min()
+                } else {
+                    memberOrder.append(original)
+                    members[original] = appTransactionId
+                }
+            }
+            // The union itself, after every member of the page is in.
+            if let union = ProjectionSQL.uniteAppleAccount(originals, appTransactionId: appTransactionId) { ordered.append(union) }
+        case .timelineEvent(let subject, let position):
+            timelineEvents.append((subject, position))
+        case .timelineLink(let subject, let includes):
+            if linked.insert(Key2(a: subject, b: includes)).inserted { timelineLinks.append((subject, includes)) }
+        case .setCatalogPrice(let product, let price, let currency, let effective):
+            ordered.append(ProjectionSQL.catalogPrice(product, price, currency, effectiveMs: effective))
+        case .addRevenueSale(let sale):
+            ordered += ProjectionSQL.revenueSale(sale)
+        case .addRevenueRefund(let transaction, let atMs, let fraction):
+            ordered += ProjectionSQL.revenueRefund(transaction, atMs: atMs, fractionMilli: fraction)
+        case .addRevenueReversal(let transaction, let atMs, let fraction):
+            ordered += ProjectionSQL.revenueReversal(transaction, atMs: atMs, fractionMilli: fraction)
+        case .restoreOwnership(let original):
+            // After the page's combined revocations: a refund and its reversal in one page end restored.
+            ordered.append(.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)"))
+        case .clearSubscriptionCancellation(let original, let transaction):
+            // After the page's combined entry merges, which keep the earliest cancellation.
+            ordered.append(.prepared("""
+                UPDATE projection_subscription_entries SET cancellation_date_ms = NULL
+                WHERE original_transaction_id = \(original) AND transaction_id = \(transaction)
+                """))
+        }
+    }
+
+    /// The renewal upsert's order: newest first, ties broken by the whole row (NULLs made
+    /// comparable), so the result does not depend on which was applied first.
+    private static func rank(_ r: RenewalObservation) -> (Int64, String, String, String, Int64) {
+        func text(_ flag: Bool?) -> String { flag.map { $0 ? "true" : "false" } ?? "" }
+        return (r.observedAtMs, text(r.autoRenew), text(r.inBillingRetry), r.autoRenewProductId ?? "", r.gracePeriodExpiresMs ?? -1)
+    }
+
+    private static func texts(_ values: [String?]) -> PostgresArray { PostgresArray(values) }
+    private static func integers(_ values: [Int64?]) -> PostgresArray { PostgresArray(values) }
+    private static func flags(_ values: [Bool?]) -> PostgresArray { PostgresArray(values.map { $0.map { $0 ? "t" : "f" } }) }
+
+    /// The statements, combined ones first (members before their unions), then the ordered ones.
+    var statements: [SQL] {
+        var sql: [SQL] = []
+        if !balanceOrder.isEmpty {
+            sql.append(.prepared("""
+                INSERT INTO projection_balances (user_id, unit, amount)
+                SELECT * FROM unnest(\(Self.texts(balanceOrder.map(\.a)))::text[], \(Self.texts(balanceOrder.map(\.b)))::text[],
+                                     \(Self.integers(balanceOrder.map { balances[$0] }))::bigint[])
+                ON CONFLICT (user_id, unit) DO UPDATE SET amount = projection_balances.amount + excluded.amount
+                """))
+        }
+        if !ownerOrder.isEmpty {
+            let rows = ownerOrder.compactMap { owners[$0] }
+            sql.append(.prepared("""
+                INSERT INTO projection_entitlements (original_transaction_id, user_id, product_id, kind, environment)
+                SELECT * FROM unnest(\(Self.texts(ownerOrder))::text[], \(Self.texts(rows.map(\.user)))::text[],
+                                     \(Self.texts(rows.map(\.product)))::text[], \(Self.texts(rows.map(\.kind)))::text[],
+                                     \(Self.texts(rows.map(\.environment)))::text[])
+                ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id
+                """))
+        }
+        if !revocations.isEmpty {
+            let keys = revocations.keys.sorted()
+            sql.append(.prepared("""
+                UPDATE projection_entitlements e SET revoked_at_ms = least(coalesce(e.revoked_at_ms, r.at), r.at)
+                FROM unnest(\(Self.texts(keys))::text[], \(Self.integers(keys.map { revocations[$0] }))::bigint[]) AS r(original, at)
+                WHERE e.original_transaction_id = r.original
+                """))
+        }
+        if !entryOrder.isEmpty {
+            let rows = entryOrder.compactMap { entries[$0] }
+            sql.append(.prepared("""
+                INSERT INTO projection_subscription_entries
+                    (original_transaction_id, transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
+                     cancellation_date_ms, is_trial, is_upgraded)
+                SELECT * FROM unnest(\(Self.texts(entryOrder.map(\.a)))::text[], \(Self.texts(entryOrder.map(\.b)))::text[],
+                                     \(Self.texts(rows.map(\.entry.productId)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
+                                     \(Self.integers(rows.map(\.entry.purchaseDateMs)))::bigint[], \(Self.integers(rows.map(\.entry.expiresDateMs)))::bigint[],
+                                     \(Self.integers(rows.map(\.entry.cancellationDateMs)))::bigint[], \(Self.flags(rows.map(\.entry.isTrial)))::boolean[],
+                                     \(Self.flags(rows.map(\.entry.isUpgraded)))::boolean[])
+                ON CONFLICT (original_transaction_id, transaction_id) DO UPDATE SET
+                    purchase_date_ms = coalesce(projection_subscription_entries.purchase_date_ms, excluded.purchase_date_ms),
+                    expires_date_ms = greatest(projection_subscription_entries.expires_date_ms, excluded.expires_date_ms),
+                    cancellation_date_ms = least(projection_subscription_entries.cancellation_date_ms, excluded.cancellation_date_ms),
+                    is_trial = projection_subscription_entries.is_trial OR excluded.is_trial,
+                    is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
+                """))
+        }
+        if !renewalOrder.isEmpty {
+            // The page's newest per subscription (`rank`), kept only when newer than the row's.
+            let rows = renewalOrder.compactMap { renewals[$0] }
+            sql.append(.prepared("""
+                INSERT INTO projection_subscription_renewals
+                    (original_transaction_id, observed_at_ms, auto_renew, auto_renew_product_id, in_billing_retry, grace_period_expires_ms)
+                SELECT * FROM unnest(\(Self.texts(renewalOrder))::text[], \(Self.integers(rows.map(\.observedAtMs)))::bigint[],
+                                     \(Self.flags(rows.map(\.autoRenew)))::boolean[], \(Self.texts(rows.map(\.autoRenewProductId)))::text[],
+                                     \(Self.flags(rows.map(\.inBillingRetry)))::boolean[], \(Self.integers(rows.map(\.gracePeriodExpiresMs)))::bigint[])
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    observed_at_ms = excluded.observed_at_ms, auto_renew = excluded.auto_renew,
+                    auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
+                    grace_period_expires_ms = excluded.grace_period_expires_ms
+                WHERE (excluded.observed_at_ms, coalesce(excluded.auto_renew::text, ''), coalesce(excluded.in_billing_retry::text, ''),
+                       coalesce(excluded.auto_renew_product_id, ''), coalesce(excluded.grace_period_expires_ms, -1))
+                    > (projection_subscription_renewals.observed_at_ms, coalesce(projection_subscription_renewals.auto_renew::text, ''),
+                       coalesce(projection_subscription_renewals.in_billing_retry::text, ''),
+                       coalesce(projection_subscription_renewals.auto_renew_product_id, ''),
+                       coalesce(projection_subscription_renewals.grace_period_expires_ms, -1))
+                """))
+        }
+        if !holderOrder.isEmpty {
+            let rows = holderOrder.compactMap { holders[$0] }
+            sql.append(.prepared("""
+                INSERT INTO projection_ownership (original_transaction_id, product_id, kind, environment, owner_user_id, owner_position)
+                SELECT * FROM unnest(\(Self.texts(holderOrder))::text[], \(Self.texts(rows.map(\.product)))::text[],
+                                     \(Self.texts(rows.map(\.kind)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
+                                     \(Self.texts(rows.map(\.user)))::text[], \(Self.integers(rows.map(\.position)))::bigint[])
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    owner_user_id = excluded.owner_user_id, owner_position = excluded.owner_position
+                WHERE excluded.owner_position > projection_ownership.owner_position
+                """))
+            sql.append(.prepared("""
+                INSERT INTO projection_ownership_history (original_transaction_id, position, recorded_at_ms, user_id, reason)
+                SELECT * FROM unnest(\(Self.texts(history.map(\.original)))::text[], \(Self.integers(history.map(\.position)))::bigint[],
+                                     \(Self.integers(history.map(\.at)))::bigint[], \(Self.texts(history.map(\.user)))::text[],
+                                     \(Self.texts(history.map(\.reason)))::text[])
+                ON CONFLICT (original_transaction_id, position) DO NOTHING
+                """))
+        }
+        if !memberOrder.isEmpty {
+            sql.append(.prepared("""
+                INSERT INTO projection_apple_account_members (original_transaction_id, root, app_transaction_id)
+                SELECT id, id, app FROM unnest(\(Self.texts(memberOrder))::text[], \(Self.texts(memberOrder.map { members[$0] ?? nil }))::text[]) AS m(id, app)
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    app_transaction_id = least(projection_apple_account_members.app_transaction_id, excluded.app_transaction_id)
+                """))
+        }
+        if !timelineEvents.isEmpty {
+            sql.append(.prepared("""
+                INSERT INTO projection_timeline_events (subject, position)
+                SELECT * FROM unnest(\(Self.texts(timelineEvents.map(\.0)))::text[], \(Self.integers(timelineEvents.map(\.1)))::bigint[])
+                ON CONFLICT DO NOTHING
+                """))
+        }
+        if !timelineLinks.isEmpty {
+            sql.append(.prepared("""
+                INSERT INTO projection_timeline_links (subject, includes)
+                SELECT * FROM unnest(\(Self.texts(timelineLinks.map(\.0)))::text[], \(Self.texts(timelineLinks.map(\.1)))::text[])
+                ON CONFLICT DO NOTHING
+                """))
+        }
+        return sql + ordered
+    }
+}

@@ -1,0 +1,325 @@
+import EventStore
+import Foundation
+import Ledger
+import LedgerStore
+import Logging
+import Postgres
+import Synchronization
+
+/// Keeps the read models up to date: follows the log in commit order and applies each page of
+/// events to every projection in one transaction, together with the projections' checkpoints,
+/// so a crash between rows and checkpoint cannot double-count.
+///
+/// Several runners (one per server process) may run against one database: each page takes a
+/// transaction-level advisory lock and re-reads the checkpoints under it, so an event is applied
+/// once. A projection whose version changed is emptied and rebuilt from the first event.
+public final class ProjectionRunner: Sendable {
+    /// The log it follows.
+    public let store: EventStore
+    let conninfo: String
+    let projections: [any Projection]
+    /// The projections split into groups, each applied to a page on a connection and in a
+    /// transaction of its own, at the same time as the others (one group unless told).
+    let groups: [[any Projection]]
+    let pageSize: Int
+    let logger: Logger
+    private let state = Mutex<State>(State())
+
+    struct State {
+        var applied: Int64 = -1
+        /// Reads waiting for `applied` to reach a position, resumed by `advance(to:)` (true) or
+        /// by their time-out (false): a read waits on the runner's progress, never on a timer.
+        var waiters: [UInt64: (position: Int64, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    public convenience init(store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500, logger: Logger) {
+        self.init(store: store, conninfo: conninfo, groups: [projections], pageSize: pageSize, logger: logger)
+    }
+
+    /// A runner whose `groups` of projections write each page concurrently, on connections of
+    /// their own (the store's pool needs one per group, and one to read the next page with).
+    /// Each group's transaction locks that group only: such a runner must be the only one on
+    /// its schema (a rebuild's shadow schema), since a runner of all projections would not
+    /// wait for it.
+    init(store: EventStore, conninfo: String, groups: [[any Projection]], pageSize: Int, logger: Logger) {
+        self.store = store
+        self.conninfo = conninfo
+        self.projections = groups.flatMap { $0 }
+        self.groups = groups.filter { !$0.isEmpty }
+        self.pageSize = pageSize
+        self.logger = logger
+    }
+
+    /// The incremental chain check the runner keeps moving along with the projections.
+    public var chain: ChainWatch { ChainWatch(pool: store.pool, logger: logger) }
+
+    /// The position every projection has applied, as last seen by this runner (-1 before its first pass).
+    public var appliedPosition: Int64 { state.withLock { $0.applied } }
+
+    /// Follows the log until the task is cancelled. Database outages are waited out.
+    public func run() async {
+        let listener = AppendListener(conninfo: conninfo, logger: logger)
+        var prepared = false
+        var chainChecked = ContinuousClock.now - .seconds(1)
+        while !Task.isCancelled {
+            do {
+                if !prepared {
+                    try await resetChangedProjections()
+                    try await listener.prepare()
+                    prepared = true
+                }
+                let applied = try await applyNextPage()
+                // The chain is checked when idle, and at most five times a second under load.
+                if applied == 0 || ContinuousClock.now - chainChecked > .milliseconds(200) {
+                    try await chain.advance()
+                    chainChecked = ContinuousClock.now
+                }
+                if applied == 0 {
+                    try await listener.wait(timeout: .seconds(1))
+                }
+            } catch is CancellationError {
+                break
+            } catch {
+                if Task.isCancelled { break }
+                logger.warning("projection runner pass failed; retrying", metadata: ["error": "\(LedgerServiceError.mapping(error))"])
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        await listener.close()
+    }
+
+    /// Applies the log up to its head and returns (for commands that read the projections
+    /// without a server running); `progress` gets (applied position, head) after each page.
+    public func catchUp(progress: (@Sendable (Int64, Int64) -> Void)? = nil, verifyingChain: Bool = true) async throws {
+        try await resetChangedProjections()
+        let head = try await store.headPosition()
+        var start = try await readStart()
+        var page = try await decodedPage(after: start)
+        while let last = page.last {
+            // The next page is read and decoded while PostgreSQL writes this one: a rebuild
+            // then keeps both of this machine's cores busy instead of taking turns.
+            async let following = decodedPage(after: last.place.position)
+            _ = try await apply(page, readAfter: start)
+            progress?(appliedPosition, head)
+            if appliedPosition >= last.place.position {
+                start = last.place.position
+                page = try await following
+            } else {
+                _ = try await following
+                start = try await readStart()
+                page = try await decodedPage(after: start)
+            }
+        }
+        if verifyingChain { while try await chain.advance() > 0 {} }
+    }
+
+    /// Returns once every projection has applied the log up to `position`, or throws
+    /// `projectionsBehind` after `timeout`. The wait is a continuation that this runner resumes
+    /// as soon as a page it applied (or skipped, another server's runner having applied it)
+    /// reaches `position`: no sleep, no query, however many reads wait.
+    public func waitUntilApplied(_ position: Int64, timeout: Duration) async throws {
+        if state.withLock({ $0.applied >= position }) { return }
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextWaiter &+= 1 }
+            return state.nextWaiter
+        }
+        let expiry = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.resumeWaiter(id, reached: false)
+        }
+        defer { expiry.cancel() }
+        let reached = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.applied >= position || Task.isCancelled { return true }
+                    state.waiters[id] = (position, continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume(returning: true) }
+            }
+        } onCancel: {
+            resumeWaiter(id, reached: false)
+        }
+        try Task.checkCancellation()
+        if reached { return }
+        // This process's runner may be stopped or not running (a command that reads without
+        // serving): the stored checkpoints are the last word, asked once.
+        if try await storedPosition() >= position { return }
+        throw LedgerServiceError(.projectionsBehind, "the read models have not reached position \(position) yet")
+    }
+
+    /// Resumes one waiter (its time-out or cancellation), if it is still waiting.
+    private func resumeWaiter(_ id: UInt64, reached: Bool) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        waiter?.continuation.resume(returning: reached)
+    }
+
+    /// The lowest checkpoint of the projections, as stored.
+    public func storedPosition() async throws -> Int64 {
+        let names = projections.map { Optional($0.name) }
+        let count = projections.count
+        return try await store.pool.withConnection { connection in
+            let row = try connection.query("""
+                SELECT coalesce(min(position), 0), count(*) FROM projection_checkpoints WHERE name = ANY(\(PostgresArray(names)))
+                """)[0]
+            let found: Int64 = try row.decode(1)
+            return found == Int64(count) ? try row.decode(0) : 0
+        }
+    }
+
+    /// Empties and restarts any projection whose stored version differs from its code's.
+    func resetChangedProjections() async throws {
+        let projections = projections
+        let logger = logger
+        try await store.pool.withTransaction { connection in
+            try Self.lock(connection)
+            for projection in projections {
+                let row = try connection.query("SELECT version FROM projection_checkpoints WHERE name = \(projection.name)").first
+                let stored: Int32? = try row?.decode(0)
+                guard stored != projection.version else { continue }
+                if stored != nil {
+                    logger.notice("projection version changed: rebuilding from the first event", metadata: [
+                        "projection": "\(projection.name)", "from": "\(stored!)", "to": "\(projection.version)",
+                    ])
+                }
+                for table in projection.tables { try connection.execute("DELETE FROM \(identifier: table)") }
+                try connection.execute("""
+                    INSERT INTO projection_checkpoints (name, version, position) VALUES (\(projection.name), \(projection.version), 0)
+                    ON CONFLICT (name) DO UPDATE SET version = excluded.version, position = 0, updated_at = now()
+                    """)
+            }
+        }
+    }
+
+    /// Applies the next page of events; returns how many events were read.
+    func applyNextPage() async throws -> Int {
+        let start = try await readStart()
+        return try await apply(try await decodedPage(after: start), readAfter: start)
+    }
+
+    /// Where to read from: where this runner got to, once known (the stored checkpoints are
+    /// only read again under the lock; another runner ahead of us costs a page read, never a
+    /// double count), else the stored checkpoints.
+    private func readStart() async throws -> Int64 {
+        let known = appliedPosition
+        return known >= 0 ? known : try await storedPosition()
+    }
+
+    private func decodedPage(after start: Int64) async throws -> DecodedPage {
+        try Self.decode(try await store.events(after: start, limit: pageSize))
+    }
+
+    /// Applies `page`, read after `start`, in a transaction of its own; returns its event count.
+    private func apply(_ page: DecodedPage, readAfter start: Int64) async throws -> Int {
+        guard !page.isEmpty else {
+            advance(to: start)
+            return 0
+        }
+        let reached = try await applyGroups(page, readAfter: start)
+        guard let reached else {
+            // The stored checkpoints are behind where this page was read from: a database crash
+            // lost pages committed without their flush. Read again from the checkpoints.
+            logger.notice("projection checkpoints behind this runner; reading again from them", metadata: ["from": "\(start)"])
+            state.withLock { $0.applied = -1 }
+            return page.count
+        }
+        advance(to: reached)
+        return page.count
+    }
+
+    /// Applies `page` to each group in a transaction of its own, the groups concurrently; returns
+    /// the page's last position, or nil when a group found its checkpoints behind `start`. A
+    /// group that failed leaves `applied` where it was: the page is read again, and the groups
+    /// that did commit skip it by their checkpoints.
+    private func applyGroups(_ page: DecodedPage, readAfter start: Int64) async throws -> Int64? {
+        let pool = store.pool
+        let groups = groups
+        @Sendable func applyGroup(_ index: Int) async throws -> Int64? {
+            try await pool.withTransaction { connection -> Int64? in
+                try Self.lock(connection, group: groups.count > 1 ? index : nil)
+                // Read models are derived: a page lost in a crash goes with its checkpoint (same
+                // transaction) and is applied again from the events. So the page commits without
+                // waiting for its flush, and takes no fsync from the appends it follows.
+                _ = try connection.query(.commitWithoutWaitingForFlush)
+                return try Self.apply(decoded: page, projections: groups[index], on: connection, readAfter: start)
+            }
+        }
+        // The server's runner has one group: no child task per page.
+        if groups.count == 1 { return try await applyGroup(0) }
+        return try await withThrowingTaskGroup(of: Int64?.self) { tasks in
+            for index in groups.indices { tasks.addTask { try await applyGroup(index) } }
+            var reached: [Int64?] = []
+            for try await position in tasks { reached.append(position) }
+            return reached.contains { $0 == nil } ? nil : reached.compactMap { $0 }.min()
+        }
+    }
+
+    /// Applies `page` (the events after `start`) to every projection whose checkpoint is below
+    /// each event, and moves the checkpoints, on `connection` inside the caller's transaction
+    /// (which holds the lock). Returns the page's last position; nil for an empty page, or when
+    /// a checkpoint is below `start` (the events between are not in the page: nothing is applied).
+    static func apply(_ page: [RecordedEvent], projections: [any Projection], on connection: Connection) throws -> Int64? {
+        try apply(decoded: decode(page), projections: projections, on: connection)
+    }
+
+    /// A page of events decoded, each with its place in the log.
+    typealias DecodedPage = [(place: EventPlace, event: LedgerEvent)]
+
+    static func decode(_ page: [RecordedEvent]) throws -> DecodedPage {
+        try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
+    }
+
+    static func apply(decoded: DecodedPage, projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0) throws -> Int64? {
+        guard let last = decoded.last?.place else { return nil }
+        var checkpoints: [String: Int64] = [:]
+        for row in try connection.query(.prepared("SELECT name, position FROM projection_checkpoints")) {
+            checkpoints[try row.decode(0)] = try row.decode(1)
+        }
+        if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) { return nil }
+        // Every row change of the page, combined into few statements (ProjectionBatch), and the
+        // checkpoints go to the server in one round trip (pipeline mode), inside the
+        // transaction: a page costs two round trips, not one per change.
+        var statements: [SQL] = []
+        for projection in projections {
+            let checkpoint = checkpoints[projection.name] ?? 0
+            var batch = ProjectionBatch()
+            for (place, event) in decoded where place.position > checkpoint {
+                for change in projection.changes(for: event, at: place) { batch.add(change) }
+            }
+            statements += batch.statements
+        }
+        let names = PostgresArray(projections.map { Optional($0.name) })
+        statements.append(.prepared("""
+            UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
+            WHERE name = ANY(\(names))
+            """))
+        _ = try connection.pipeline(statements)
+        return last.position
+    }
+
+    private func advance(to position: Int64) {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.applied = max(state.applied, position)
+            let applied = state.applied
+            let due = state.waiters.filter { $0.value.position <= applied }
+            for id in due.keys { state.waiters.removeValue(forKey: id) }
+            return due.values.map(\.continuation)
+        }
+        // Resumed outside the lock: a resumed read may call back into the runner at once.
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Serializes runners of one database (the key is the projections' own, not the append
+    /// lock's): of the connection's schema, or of `schema` (a replay swapping that schema's
+    /// tables), or of one `group` of a runner that writes its groups concurrently.
+    static func lock(_ connection: Connection, schema: String? = nil, group: Int? = nil) throws {
+        if let schema {
+            _ = try connection.query("SELECT pg_advisory_xact_lock(1279608904, hashtext(\(schema)))")
+        } else if let group {
+            _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema() || '#' || \(group)))"))
+        } else {
+            _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))"))
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Ledger
+import Postgres
+
+/// The projections' statements whose effect depends on the rows written before them, so a page
+/// applies them one at a time, in log order (`ProjectionBatch` combines all the others).
+enum ProjectionSQL {
+    /// Unites the groups of `originals` (and of every member sharing `appTransactionId`) in the
+    /// union-find of Apple accounts, rooted at the group's smallest original_transaction_id, so
+    /// groups and names come out the same in any order. Nil when there is nothing to unite.
+    static func uniteAppleAccount(_ originals: [String], appTransactionId: String?) -> SQL? {
+        guard originals.count > 1 || appTransactionId != nil else { return nil }
+        let ids = PostgresArray(originals.map(Optional.some))
+        return .prepared("""
+        WITH joined AS (
+            SELECT DISTINCT root FROM projection_apple_account_members
+            WHERE original_transaction_id = ANY(\(ids)::text[])
+               OR (\(appTransactionId)::text IS NOT NULL AND app_transaction_id = \(appTransactionId)))
+        UPDATE projection_apple_account_members SET root = (SELECT min(root) FROM joined)
+        WHERE root IN (SELECT root FROM joined) AND root <> (SELECT min(root) FROM joined)
+        """)
+    }
+
+    /// A product's catalog price from `effectiveMs` (when that load was recorded) on.
+    static func catalogPrice(_ product: String, _ price: Int64, _ currency: String, effectiveMs: Int64) -> SQL {
+        .prepared("""
+        INSERT INTO projection_revenue_prices (product_id, effective_ms, price_minor, currency)
+        VALUES (\(product), \(effectiveMs), \(price), \(currency))
+        ON CONFLICT (product_id, effective_ms) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
+        """)
+    }
+
+    /// A sale without Apple's price takes the catalog's as it stood at the purchase: the last
+    /// load recorded at or before it, else (history older than any catalog) the first load
+    /// after it, among the loads the log has at this point (pages apply in log order).
+    ///
+    /// Its reduced rate depends on the subscription's paid service before it
+    /// (``paidService(of:before:)``). A sale may arrive after later ones (Apple's lists are not
+    /// sorted; clients post out of order): a second statement rates the later lines again,
+    /// refunds included, so the rates come out the same in any order of arrival.
+    static func revenueSale(_ sale: RevenueSale) -> [SQL] {
+        let year = CommissionPlan.yearOfServiceMs
+        let service = paidService(of: "\(sale.originalTransactionId)::text", before: "\(sale.purchaseDateMs)::bigint")
+        let insert: SQL = """
+        INSERT INTO projection_revenue_lines
+            (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity)
+        SELECT 'sale:' || \(sale.transactionId), 'sale', \(sale.transactionId), \(sale.originalTransactionId), \(sale.productId),
+               \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
+               coalesce(\(sale.applePrice?.currency)::text, p.currency),
+               coalesce(\(sale.applePrice?.minorUnits)::bigint, p.price_minor * \(sale.quantity)),
+               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year), greatest(\(sale.quantity), 1)
+        FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+            SELECT price_minor, currency FROM projection_revenue_prices
+            WHERE product_id = \(sale.productId)
+            ORDER BY effective_ms <= \(sale.purchaseDateMs) DESC, abs(effective_ms - \(sale.purchaseDateMs))
+            LIMIT 1) p ON true
+        WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
+        ON CONFLICT (line_id) DO NOTHING
+        """
+        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared()] }
+        return [insert.prepared(), rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
+    }
+
+    /// The refund of a sale: its negative, dated the day of the refund, with the sale's rate so
+    /// the two net to zero; of a share (`fractionMilli` thousandths of a percent, a prorated
+    /// refund's), round-half-up(sale × share / 100000), as `RefundFraction.money` computes it, the
+    /// line keeping the share and the sale's gross for its commission and proceeds. The refunded
+    /// sale stops counting toward the paid service of sales made after `atMs`, so those lines are
+    /// rated again.
+    static func revenueRefund(_ transaction: String, atMs: Int64, fractionMilli: Int64 = RefundFraction.whole) -> [SQL] {
+        // The sale line keeps the refund's instant too, so rating reads it without a look-up
+        // per earlier sale.
+        let insert: SQL = .prepared("""
+        WITH sale AS (
+            UPDATE projection_revenue_lines SET refunded_at_ms = \(atMs)
+            WHERE line_id = 'sale:' || \(transaction) AND refunded_at_ms IS NULL
+            RETURNING *)
+        INSERT INTO projection_revenue_lines
+            (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor)
+        SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
+               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
+               -\(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, \(atMs), quantity, \(fractionMilli), gross_minor
+        FROM sale
+        ON CONFLICT (line_id) DO NOTHING
+        """)
+        let original: SQL = "(SELECT original_transaction_id FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction))"
+        return [insert, rerate(original: original, after: "\(atMs)::bigint")]
+    }
+
+    /// A reversed refund: what the refund took (`fractionMilli` of the sale, as it recorded)
+    /// counts again, as a line dated the day of the reversal (the refund's period keeps the
+    /// refund), and the sale toward the subscription's paid service again.
+    static func revenueReversal(_ transaction: String, atMs: Int64, fractionMilli: Int64 = RefundFraction.whole) -> [SQL] {
+        let insert: SQL = .prepared("""
+        WITH sale AS (
+            UPDATE projection_revenue_lines SET refunded_at_ms = NULL
+            WHERE line_id = 'sale:' || \(transaction) AND refunded_at_ms IS NOT NULL
+            RETURNING *)
+        INSERT INTO projection_revenue_lines
+            (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor)
+        SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
+               environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
+               \(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, NULL, quantity, \(fractionMilli), gross_minor
+        FROM sale
+        ON CONFLICT (line_id) DO NOTHING
+        """)
+        let original: SQL = "(SELECT original_transaction_id FROM projection_revenue_lines WHERE line_id = 'sale:' || \(transaction))"
+        return [insert, rerate(original: original, after: "0::bigint")]
+    }
+
+    /// `fractionMilli` of the non-negative amount `minor` (a column), rounded half up, in
+    /// integers: `RefundFraction.money`. All of it is the column itself, so a full refund's line
+    /// is exactly its sale's negative, as before shares were.
+    static func share(of minor: SQL, _ fractionMilli: Int64) -> SQL {
+        guard fractionMilli != RefundFraction.whole else { return minor }
+        return "((\(fragment: minor) * \(fractionMilli)::bigint + \(RefundFraction.whole / 2)::bigint) / \(RefundFraction.whole)::bigint)"
+    }
+
+    /// Rates again the subscription's lines purchased after `after`, writing only those whose
+    /// rate changed. A separate statement, so it sees the line its caller just inserted.
+    private static func rerate(original: SQL, after: SQL) -> SQL {
+        let service = paidService(of: "o.original_transaction_id", before: "o.purchase_date_ms")
+        return .prepared("""
+        UPDATE projection_revenue_lines l SET reduced_rate = n.rate
+        FROM (SELECT o.line_id, \(fragment: service) >= \(CommissionPlan.yearOfServiceMs) AS rate
+              FROM projection_revenue_lines o
+              WHERE o.original_transaction_id = \(fragment: original) AND o.kind = 'auto_renewable'
+                AND o.purchase_date_ms > \(fragment: after)) n
+        WHERE l.line_id = n.line_id AND l.reduced_rate <> n.rate
+        """)
+    }
+
+    /// The paid service (milliseconds) subscription `original` had before the instant `before`
+    /// (SQL expressions), as Apple counts it toward the 15% rate: the periods of its sales
+    /// purchased before that instant, leaving out sales refunded before it ("paid days stopped
+    /// when the refund occurred"), counted from the last return after a lapse of more than 60
+    /// days; zero when `before` itself comes more than 60 days after the last paid day.
+    static func paidService(of original: SQL, before instant: SQL) -> SQL {
+        let lapse = CommissionPlan.lapseResetMs
+        return """
+        (SELECT CASE WHEN max(x.finish) IS NULL OR \(fragment: instant) - max(x.finish) > \(lapse) THEN 0
+                     ELSE coalesce(sum(x.service_ms) FILTER (WHERE x.start >= x.streak), 0) END
+         FROM (SELECT m.start, m.finish, m.service_ms,
+                      coalesce(max(m.start) FILTER (WHERE m.breaks) OVER (), min(m.start) OVER ()) AS streak
+               FROM (SELECT e.purchase_date_ms AS start, e.purchase_date_ms + e.service_ms AS finish, e.service_ms,
+                            e.purchase_date_ms - max(e.purchase_date_ms + e.service_ms) OVER (
+                                ORDER BY e.purchase_date_ms, e.transaction_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+                            ) > \(lapse) AS breaks
+                     FROM projection_revenue_lines e
+                     WHERE e.original_transaction_id = \(fragment: original) AND e.purchase_date_ms < \(fragment: instant)
+                       AND e.line_type = 'sale' AND e.service_ms IS NOT NULL
+                       AND (e.refunded_at_ms IS NULL OR e.refunded_at_ms >= \(fragment: instant))
+                    ) m
+              ) x)
+        """
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Ledger
+import LedgerStore
+import Postgres
+
+extension ReadModels {
+    /// The reports imported, newest first.
+    public func appStoreReports() async throws -> [(recordedAtMs: Int64, report: AppStoreReportImported)] {
+        try await mappingDatabaseErrors { try await LedgerReads(pool: pool).appStoreReports() }
+    }
+
+    /// An imported report set against the ledger's production sales and refunds of its period,
+    /// read from the revenue lines (the same lines as the revenue report), by Pacific day as
+    /// App Store Connect counts them for worldwide agreements. Nil for an unknown report.
+    public func reconciliation(ofReport sha256: String) async throws -> (report: AppStoreReportImported, result: ReportReconciliation)? {
+        try await mappingDatabaseErrors {
+            let reads = LedgerReads(pool: pool)
+            guard let imported = try await reads.appStoreReport(sha256) else { return nil }
+            let catalog = try await reads.catalog()
+            var bySku: [String: String] = [:], byAppleId: [String: String] = [:]
+            for product in catalog.products.values {
+                if let sku = product.sku { bySku[sku] = product.productId }
+                if let id = product.appleId { byAppleId[id] = product.productId }
+            }
+            let lines = try await ledgerReportLines(from: imported.periodStart, to: imported.periodEnd)
+            let report = AppStoreReport(
+                kind: AppStoreReport.Kind(rawValue: imported.kind) ?? .sales, periodStart: imported.periodStart, periodEnd: imported.periodEnd,
+                lines: imported.lines)
+            let result = ReportReconciliation.compare(report, ledger: lines) { sku, appleId in
+                bySku[sku] ?? byAppleId[appleId] ?? (catalog[sku] != nil ? sku : nil)
+            }
+            return (imported, result)
+        }
+    }
+
+    /// The ledger's production sales (by purchase) and refunds (by refund) from the first to the
+    /// last Pacific day given, each with its Pacific day. Reversals are left out: App Store
+    /// Connect's reports have no line for them. A refund of a share is priced as its sale.
+    func ledgerReportLines(from: String, to: String) async throws -> [LedgerReportLine] {
+        guard let start = PacificDay.startMs(of: from), let endMs = PacificDay.endMs(of: to) else {
+            throw LedgerServiceError(.invalidRequest, "the report's period \(from) – \(to) is not two dates")
+        }
+        return try await withConsistentConnection { connection in
+            try connection.query("""
+                SELECT transaction_id, product_id, line_type, currency, coalesce(sale_gross_minor, abs(gross_minor)), quantity,
+                       CASE WHEN line_type = 'sale' THEN purchase_date_ms ELSE refunded_at_ms END
+                FROM projection_revenue_lines
+                WHERE environment = 'Production' AND line_type IN ('sale', 'refund')
+                  AND day BETWEEN \(from)::date - 1 AND \(to)::date + 1
+                  AND CASE WHEN line_type = 'sale' THEN purchase_date_ms ELSE refunded_at_ms END >= \(start)
+                  AND CASE WHEN line_type = 'sale' THEN purchase_date_ms ELSE refunded_at_ms END < \(endMs)
+                ORDER BY 7, 1
+                """).map { row in
+                let quantity = max(try row.decode(5, as: Int64.self), 1)
+                let gross: Int64 = try row.decode(4)
+                let refund = (try row.decode(2, as: String.self)) == "refund"
+                return LedgerReportLine(
+                    transactionId: try row.decode(0), productId: try row.decode(1), day: PacificDay.of(try row.decode(6)),
+                    currency: try row.decode(3), unitPriceMinor: abs(gross) / quantity, units: refund ? -quantity : quantity, isRefund: refund)
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import AppStore
+import EventStore
+import Foundation
+import Ledger
+import LedgerProjections
+import LedgerStore
+import Postgres
+
+/// `GET /v1/timelines/...` and `purchase-ledger dispute`.
+public struct TimelineView: Sendable, Hashable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case transaction, order, user
+    }
+
+    public struct Entry: Sendable, Hashable {
+        public var position: Int64
+        /// ISO 8601, UTC.
+        public var recordedAt: String
+        public var type: String
+        public var stream: String
+        public var summary: String
+        /// The payload as recorded; `apple_evidence` added for Apple's answers (the entries of
+        /// the verified receipt about this timeline's transactions).
+        public var data: JSONValue
+    }
+
+    public var kind: Kind
+    public var subject: String
+    public var entries: [Entry]
+    /// Every entry lies in the part of the chain verified from the first event, and each
+    /// entry's row still hashes to its stored hash.
+    public var verified: Bool
+    /// The verified chain head's hash, hex; nil when nothing is verified yet.
+    public var headHash: String?
+    public var verifiedPosition: Int64
+}
+
+extension ReadModels {
+    /// Nil when nothing in the ledger concerns `id` as that kind of subject.
+    public func timeline(_ kind: TimelineView.Kind, _ id: String) async throws -> TimelineView? {
+        try await mappingDatabaseErrors {
+            let subject = kind.rawValue + ":" + id
+            let (rows, matching, checkpoint) = try await withConsistentConnection { connection in
+                // Subject by subject through the links, then the events: each step an index
+                // look-up with = ANY, which the planner cannot turn into a scan the way it may
+                // for a recursive query it cannot estimate.
+                var subjects: Set<String> = [subject]
+                var frontier = [subject]
+                while !frontier.isEmpty {
+                    let next: [String] = try connection.query("""
+                        SELECT DISTINCT includes FROM projection_timeline_links WHERE subject = ANY(\(PostgresArray(frontier.map(Optional.some))))
+                        """).map { try $0.decode(0) }
+                    frontier = next.filter { subjects.insert($0).inserted }
+                }
+                // Each row also brings what the chain check needs, so one query serves both.
+                let rows = try LedgerReads.timelineEvents(subjects: subjects.sorted(), on: connection)
+                let matching = try rows.allSatisfy { try ChainVerifier.rowMatches($0, position: 0, first: 6) }
+                return (rows, matching, try ChainWatch.state(on: connection))
+            }
+            guard !rows.isEmpty else { return nil }
+            var entries: [TimelineView.Entry] = []
+            var events: [(Int64, LedgerEvent)] = []
+            for row in rows {
+                let payload = Data(try row.decode(4, as: JSONB.self).bytes)
+                let metadata = try? LedgerJSON.decoder.decode(RequestMetadata.self, from: Data(try row.decode(5, as: JSONB.self).bytes))
+                let type: String = try row.decode(2)
+                let event = try LedgerEvent(type: type, payload: payload)
+                events.append((try row.decode(0), event))
+                entries.append(TimelineView.Entry(
+                    position: try row.decode(0), recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
+                    summary: TimelineSummary.line(for: event, actor: metadata?.actor),
+                    data: try LedgerJSON.decoder.decode(JSONValue.self, from: payload)))
+            }
+            entries = try await addingAppleEvidence(to: entries, events: events, subject: kind == .transaction ? id : nil)
+            let positions = entries.map(\.position)
+            // The checkpoint may trail the newest entries by a moment: move it to them (the
+            // runner may be moving it too, so the state is read again after each step).
+            let chain = runner.chain
+            var state = checkpoint
+            while state.broken == nil, state.position < (positions.last ?? 0) {
+                let before = state.position
+                let verified = try await chain.advance()
+                state = try await chain.state()
+                if verified == 0, state.position == before { break }
+            }
+            return TimelineView(
+                kind: kind, subject: id, entries: entries, verified: matching && (positions.last ?? 0) <= state.position,
+                headHash: state.position > 0 ? Hex.encode(state.hash) : nil,
+                verifiedPosition: state.position)
+        }
+    }
+
+    /// Adds to each of Apple's answers the receipt entries about the timeline's transactions:
+    /// dates of purchase, expiry and cancellation as Apple stated them, from the stored body.
+    private func addingAppleEvidence(
+        to entries: [TimelineView.Entry], events: [(Int64, LedgerEvent)], subject: String?
+    ) async throws -> [TimelineView.Entry] {
+        var transactions = Set(subject.map { [$0] } ?? [])
+        for (_, event) in events {
+            switch event {
+            case .purchaseDelivered(let d): transactions.formUnion([d.transactionId, d.originalTransactionId])
+            case .purchaseRefunded(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
+            case .subscriptionRenewalSeen(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
+            case .receiptSubmitted(let s): if let t = s.transactionId, !t.isEmpty { transactions.insert(t) }
+            default: break
+            }
+        }
+        // Every body Apple sent for this timeline, in one query.
+        let cited = events.compactMap { _, event -> String? in
+            if case .appleResponded(let answer) = event { return answer.documentSha256 }
+            return nil
+        }
+        let bodies = try await DocumentStore(pool: pool).get(cited)
+        var result = entries
+        for (index, (_, event)) in events.enumerated() {
+            guard case .appleResponded(let answer) = event, let name = answer.documentSha256,
+                  let body = bodies[name], let response = try? VerifyReceiptResponse(jsonBytes: Data(body)),
+                  case .object(var data) = result[index].data
+            else { continue }
+            let evidence = Evidence(response: response, environmentFallback: answer.endpoint == "sandbox" ? "Sandbox" : "Production")
+            let matching = evidence.entries.filter { transactions.contains($0.transactionId) || transactions.contains($0.originalTransactionId) }
+            let status: JSONValue = answer.status.map { JSONValue.integer(Int64($0)) } ?? .null
+            let bundle: JSONValue = evidence.bundleId.map(JSONValue.string) ?? .null
+            let listed: [JSONValue] = matching.map(Self.evidenceJSON)
+            let apple: [String: JSONValue] = [
+                "status": status, "environment": .string(evidence.environment), "bundle_id": bundle, "entries": .array(listed),
+            ]
+            data["apple_evidence"] = .object(apple)
+            result[index].data = .object(data)
+        }
+        return result
+    }
+
+    static func evidenceJSON(_ entry: EvidenceEntry) -> JSONValue {
+        func date(_ ms: Int64?) -> JSONValue { ms.map { JSONValue.string(RevenueDay.iso8601($0)) } ?? .null }
+        let fields: [String: JSONValue] = [
+            "transaction_id": .string(entry.transactionId), "original_transaction_id": .string(entry.originalTransactionId),
+            "product_id": .string(entry.productId), "quantity": .integer(entry.quantity),
+            "purchase_date": date(entry.purchaseDateMs), "expires_date": date(entry.expiresDateMs),
+            "cancellation_date": date(entry.cancellationDateMs),
+        ]
+        return .object(fields)
+    }
+}
+
+extension TimelineView: Encodable {
+    enum Keys: String, CodingKey { case subject, entries, chain }
+    enum ChainKeys: String, CodingKey { case verified, headHash = "head_hash" }
+
+    /// CONTRACT.md's `{"subject", "entries", "chain": {"verified", "head_hash"}}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(subject, forKey: .subject)
+        try c.encode(entries, forKey: .entries)
+        var chain = c.nestedContainer(keyedBy: ChainKeys.self, forKey: .chain)
+        try chain.encode(verified, forKey: .verified)
+        try chain.encode(headHash, forKey: .headHash)
+    }
+}
+
+extension TimelineView.Entry: Encodable {
+    enum Keys: String, CodingKey { case position, recordedAt = "recorded_at", type, stream, summary, data }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(position, forKey: .position)
+        try c.encode(recordedAt, forKey: .recordedAt)
+        try c.encode(type, forKey: .type)
+        try c.encode(stream, forKey: .stream)
+        try c.encode(summary, forKey: .summary)
+        try c.encode(data, forKey: .data)
+    }
+}

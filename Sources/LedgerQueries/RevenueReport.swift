@@ -1,0 +1,171 @@
+import Ledger
+import LedgerStore
+import Postgres
+
+/// What `audit revenue` and `GET /v1/reports/revenue` report on.
+public struct RevenueQuery: Sendable, Hashable {
+    public enum Grouping: String, Sendable, CaseIterable {
+        case day, month, product
+    }
+
+    /// First and last day (UTC, inclusive), `YYYY-MM-DD`.
+    public var from: String
+    public var to: String
+    public var groupBy: Grouping
+    /// `Production` unless asked: sandbox money is never revenue, only reported apart.
+    public var environment: String
+    public var commission: CommissionPlan
+
+    /// Checks the dates; the message names what is wrong.
+    public init(from: String, to: String, groupBy: Grouping = .day, environment: String = "Production", commission: CommissionPlan = .standard)
+        throws(LedgerServiceError)
+    {
+        for (name, value) in [("from", from), ("to", to)] where !Self.isDate(value) {
+            throw LedgerServiceError(.invalidRequest, "\(name) must be a date YYYY-MM-DD, not \(value)")
+        }
+        guard from <= to else { throw LedgerServiceError(.invalidRequest, "from (\(from)) is after to (\(to))") }
+        guard ["Production", "Sandbox"].contains(environment) else {
+            throw LedgerServiceError(.invalidRequest, "environment is Production or Sandbox, not \(environment)")
+        }
+        self.from = from
+        self.to = to
+        self.groupBy = groupBy
+        self.environment = environment
+        self.commission = commission
+    }
+
+    /// A real calendar day written `YYYY-MM-DD`.
+    static func isDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month),
+              year >= 1  // PostgreSQL has no year 0: 0000-01-01 would fail in SQL, not as bad input
+        else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        return (1...lengths[month - 1]).contains(day)
+    }
+}
+
+/// One group's money in one currency (or, as a total, one currency's), in minor units.
+public struct RevenueRow: Sendable, Hashable, Encodable {
+    /// `YYYY-MM-DD`, `YYYY-MM` or a product id; empty in totals.
+    public var key: String
+    public var currency: String
+    public var purchases: Int64
+    public var refunds: Int64
+    public var grossMinor: Int64
+    public var refundedMinor: Int64
+    public var netMinor: Int64
+    public var commissionMinor: Int64
+    public var proceedsMinor: Int64
+
+    enum Keys: String, CodingKey {
+        case key, currency, purchases, refunds
+        case grossMinor = "gross_minor", refundedMinor = "refunded_minor", netMinor = "net_minor"
+        case commissionMinor = "commission_minor", proceedsMinor = "proceeds_minor"
+    }
+
+    /// CONTRACT.md's row; a total (empty key) has no `key`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        if !key.isEmpty { try c.encode(key, forKey: .key) }
+        try c.encode(currency, forKey: .currency)
+        try c.encode(purchases, forKey: .purchases)
+        try c.encode(refunds, forKey: .refunds)
+        try c.encode(grossMinor, forKey: .grossMinor)
+        try c.encode(refundedMinor, forKey: .refundedMinor)
+        try c.encode(netMinor, forKey: .netMinor)
+        try c.encode(commissionMinor, forKey: .commissionMinor)
+        try c.encode(proceedsMinor, forKey: .proceedsMinor)
+    }
+
+    /// The sum of two rows of one currency.
+    func adding(_ other: RevenueRow) -> RevenueRow {
+        precondition(currency == other.currency, "amounts of two currencies are never added")
+        return RevenueRow(
+            key: key, currency: currency, purchases: purchases + other.purchases, refunds: refunds + other.refunds,
+            grossMinor: grossMinor + other.grossMinor, refundedMinor: refundedMinor + other.refundedMinor,
+            netMinor: netMinor + other.netMinor, commissionMinor: commissionMinor + other.commissionMinor,
+            proceedsMinor: proceedsMinor + other.proceedsMinor)
+    }
+}
+
+/// Rows by group and currency, and one total per currency (never across currencies). Encodes
+/// as CONTRACT.md's `{"rows", "totals"}`.
+public struct RevenueReport: Sendable, Hashable, Encodable {
+    public var query: RevenueQuery
+    public var rows: [RevenueRow]
+    public var totals: [RevenueRow]
+
+    enum Keys: String, CodingKey { case rows, totals }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(rows, forKey: .rows)
+        try c.encode(totals, forKey: .totals)
+    }
+
+    init(query: RevenueQuery, rows: [RevenueRow]) {
+        self.query = query
+        self.rows = rows
+        var totals: [String: RevenueRow] = [:]
+        for row in rows {
+            var blank = row
+            blank.key = ""
+            totals[row.currency] = totals[row.currency]?.adding(blank) ?? blank
+        }
+        self.totals = totals.keys.sorted().compactMap { totals[$0] }
+    }
+}
+
+extension ReadModels {
+    /// The revenue report, once the projections have applied the log as it stood at the call.
+    public func revenue(_ query: RevenueQuery) async throws -> RevenueReport {
+        try await mappingDatabaseErrors {
+            return try await withConsistentConnection { connection in
+                RevenueReport(query: query, rows: try Self.revenueRows(query, on: connection))
+            }
+        }
+    }
+
+    static func revenueRows(_ query: RevenueQuery, on connection: Connection) throws -> [RevenueRow] {
+        let key: SQL = switch query.groupBy {
+        case .day: "to_char(day, 'YYYY-MM-DD')"
+        case .month: "to_char(day, 'YYYY-MM')"
+        case .product: "product_id"
+        }
+        let full = query.commission.percent(reducedRate: false)
+        let reduced = query.commission.percent(reducedRate: true)
+        // Commission per line, rounded half away from zero in integers (CommissionPlan), so a
+        // refund's is exactly its sale's opposite. A line moving a share of its sale (a prorated
+        // refund and its reversal) pays back that share of the sale's proceeds, rounded half up
+        // (CONTRACT.md "Money"), and its commission is the rest of its gross; for a line moving
+        // all of it this is the line's own commission, as before.
+        let sale: SQL = "coalesce(sale_gross_minor, abs(gross_minor))"
+        let proceeds: SQL = """
+            ((\(fragment: sale) - (\(fragment: sale) * CASE WHEN reduced_rate THEN \(reduced) ELSE \(full) END + 50) / 100) * fraction_milli
+             + \(RefundFraction.whole / 2)::bigint) / \(RefundFraction.whole)::bigint
+            """
+        return try connection.query("""
+            SELECT \(fragment: key) AS key, currency,
+                   count(*) FILTER (WHERE line_type = 'sale'),
+                   (count(*) FILTER (WHERE line_type = 'refund') - count(*) FILTER (WHERE line_type = 'reversal')),
+                   coalesce(sum(gross_minor) FILTER (WHERE line_type = 'sale'), 0)::bigint,
+                   coalesce(-sum(gross_minor) FILTER (WHERE line_type IN ('refund', 'reversal')), 0)::bigint,
+                   sum(gross_minor)::bigint,
+                   sum(gross_minor - sign(gross_minor)::bigint * (\(fragment: proceeds)))::bigint
+            FROM projection_revenue_lines
+            WHERE environment = \(query.environment) AND day BETWEEN \(query.from)::date AND \(query.to)::date
+            GROUP BY 1, 2 ORDER BY 1, 2
+            """).map { row in
+            let net: Int64 = try row.decode(6)
+            let commission: Int64 = try row.decode(7)
+            return RevenueRow(
+                key: try row.decode(0), currency: try row.decode(1), purchases: try row.decode(2), refunds: try row.decode(3),
+                grossMinor: try row.decode(4), refundedMinor: try row.decode(5), netMinor: net, commissionMinor: commission,
+                proceedsMinor: net - commission)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+
+/// `Tools/bench reads`: `GET /v1/users/{id}` right after the caller's own receipt, while 8
+/// clients keep submitting receipts, beside the same read once everything has been applied
+/// (nothing to wait for). A read waits until the projections hold the log's head as it stood
+/// when the read began, so the first figure is the read plus that wait; the gap between the two
+/// is what waiting costs. Returns "LOADED_P50 LOADED_P99 IDLE_P50 IDLE_P99 READS RECEIPT_P99".
+enum ReadBench {
+    static func run(conninfo: String, clients: Int, seconds: Double) async throws -> String {
+        var logger = Logger(label: "bench.reads")
+        logger.logLevel = .error
+        let (schemaConninfo, pool) = try await migratedSchema("reads", conninfo: conninfo, logger: logger)
+        let (apple, server) = try await FlowBench.startServers(conninfo: schemaConninfo, logger: logger)
+        let count = Int((seconds + 1) * 1_500)
+        let purchases = try await FlowBench.prepare(count: count, server: server, simulator: apple.simulator)
+        let (writes, reads) = (Array(purchases.dropLast(400)), Array(purchases.suffix(400)))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let base = server.baseURL
+
+        // The reader: its own receipt, then at once its user's view, timing the read alone.
+        let stop = Atomic<Bool>(false)
+        async let loaded: [Duration] = {
+            var latencies: [Duration] = []
+            try await Task.sleep(for: ClosedLoop.warmUp)
+            for purchase in reads where !stop.load(ordering: .relaxed) {
+                try await FlowBench.submit(purchase, to: base, client: client)
+                let began = ContinuousClock.now
+                try await readUser(purchase.user, base: base, client: client)
+                latencies.append(ContinuousClock.now - began)
+            }
+            return latencies
+        }()
+        let (_, _, receiptP99) = try await ClosedLoop.run(clients: clients, seconds: seconds, items: writes) { purchase in
+            try await FlowBench.submit(purchase, to: base, client: client)
+        }
+        stop.store(true, ordering: .relaxed)
+        let underLoad = try await loaded
+
+        // The same reads with nothing written meanwhile: the projections hold the head already.
+        var idle: [Duration] = []
+        for purchase in reads.prefix(max(underLoad.count, 50)) {
+            let began = ContinuousClock.now
+            try await readUser(purchase.user, base: base, client: client)
+            idle.append(ContinuousClock.now - began)
+        }
+        try await client.shutdown()
+        try await server.stop()
+        try await apple.stop()
+        await pool.close()
+        let (l50, l99) = percentiles(underLoad)
+        let (i50, i99) = percentiles(idle)
+        return String(format: "%.2f %.2f %.2f %.2f %d %.2f", l50, l99, i50, i99, underLoad.count, receiptP99)
+    }
+
+    static func readUser(_ user: String, base: String, client: HTTPClient) async throws {
+        var request = HTTPClientRequest(url: base + "/v1/users/" + user)
+        request.headers.add(name: "Authorization", value: "Bearer \(FlowBench.token)")
+        let response = try await client.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else { throw BenchError("a read was answered \(response.status.code)") }
+    }
+
+    static func percentiles(_ latencies: [Duration]) -> (p50: Double, p99: Double) {
+        let sorted = latencies.sorted()
+        guard !sorted.isEmpty else { return (0, 0) }
+        func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))].seconds * 1_000 }
+        return (at(0.5), at(0.99))
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Ledger
+@testable import LedgerConsole
+@testable import LedgerQueries
+import Testing
+
+/// Ids a customer, Apple or an App Store Connect file can choose (`<`, quotes, `&`, `#`, `%`,
+/// formulas, `/`, `?x=y`) through every console page and download: shown as text, put into
+/// links percent-encoded, and never a formula in a CSV.
+@Suite struct ConsoleHostileInputTests {
+    static let hostile = [
+        "<", "\"", "&", "#", "%", "=HYPERLINK(\"x\")", "+1", "-1", "@SUM(1)", "a/b", "?x=y", "<script>alert(1)</script>",
+    ]
+
+    /// As Mustache writes text into HTML.
+    static func html(_ text: String) -> String { ConsoleHTML.escape(text) }
+
+    /// As a link must carry an id in a query value: all but RFC 3986's unreserved characters
+    /// percent-encoded (written here with Foundation, the console's own encoder aside).
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))!
+    }
+
+    /// Nothing hostile came out as markup or as a raw link.
+    static func expectNoMarkup(_ body: String, _ page: String) {
+        #expect(!body.contains("<script"), "raw <script on \(page)")
+        #expect(!body.contains("=HYPERLINK(\"x\")"), "raw quote on \(page)")
+        #expect(!body.contains("href=\"/console/lookup?q=<"), "raw id in a link on \(page)")
+        #expect(!body.contains("q=?x=y"), "an unencoded query in a link on \(page)")
+    }
+
+    @Test("hostile user ids, a hostile report and hostile query values come out escaped on every page and download")
+    func hostileValuesThroughEveryPage() async throws {
+        try await LedgerHarness.with { ledger in
+            for (index, user) in Self.hostile.enumerated() {
+                let (_, purchase) = try await ledger.orderAndBuy(user: user, product: "com.example.pro.monthly", appleId: "apple-hostile-\(index)")
+                #expect(try await ledger.submit(user: user, purchase: purchase).outcome == "delivered", "\(user)")
+            }
+            let (_, coins) = try await ledger.orderAndBuy(user: "hostile-coins", product: "com.example.coins100", appleId: "apple-hostile-coins")
+            #expect(try await ledger.submit(user: "hostile-coins", purchase: coins).outcome == "delivered")
+            let browser = ConsoleClient(base: ledger.base)
+            defer { Task { await browser.shutdown() } }
+            _ = try await browser.signIn(LedgerHarness.financeToken)
+
+            // Subscriptions: each user's link is percent-encoded, its text escaped.
+            let list = try await browser.get("/console/subscriptions?environment=Production&list=active")
+            #expect(list.status == 200)
+            Self.expectNoMarkup(list.body, "subscriptions")
+            for user in Self.hostile {
+                #expect(list.body.contains("<a href=\"/console/lookup?q=\(Self.encoded(user))\">\(Self.html(user))</a>"), "\(user) on subscriptions")
+            }
+
+            // Look-up: each link above finds its user, shown as text.
+            for user in Self.hostile {
+                let page = try await browser.get("/console/lookup?q=\(Self.encoded(user))")
+                #expect(page.status == 200, "\(user)")
+                #expect(page.body.contains("<h2>user \(Self.html(user))</h2>"), "\(user) on look-up")
+                #expect(page.body.contains("value=\"\(Self.html(user))\""))
+                Self.expectNoMarkup(page.body, "look-up \(user)")
+            }
+
+            // Revenue and its downloads; hostile query values are refused as text.
+            let day = RevenueDay.of(ledger.simulator.nowMilliseconds)
+            for path in ["/console/revenue", "/console/revenue.csv", "/console/revenue.json"] {
+                let page = try await browser.get("\(path)?from=\(day)&to=\(day)&group_by=product&environment=Production")
+                #expect(page.status == 200, "\(path)")
+                Self.expectNoMarkup(page.body, path)
+            }
+            let csv = try await browser.get("/console/revenue.csv?from=\(day)&to=\(day)&group_by=product&environment=Production")
+            for line in csv.body.split(separator: "\r\n") {
+                #expect(!["=", "+", "-", "@"].contains(line.first.map(String.init) ?? ""), "a formula cell: \(line)")
+            }
+            for value in Self.hostile {
+                for path in ["/console/revenue", "/console/revenue.csv", "/console/revenue.json"] {
+                    let bad = try await browser.get("\(path)?from=\(Self.encoded(value))&group_by=product")
+                    #expect(bad.status == 400, "\(path) from=\(value)")
+                    Self.expectNoMarkup(bad.body, "\(path) from=\(value)")
+                    let grouping = try await browser.get("\(path)?group_by=\(Self.encoded(value))")
+                    #expect(grouping.status == 400, "\(path) group_by=\(value)")
+                    Self.expectNoMarkup(grouping.body, "\(path) group_by=\(value)")
+                }
+            }
+
+            // Reconciliation: Apple's report names a product `<script>…` and the file is named
+            // with markup; both are text on the list and on the report's page.
+            let hostileSKU = "<script>alert(1)</script>"
+            let report = try ledger.simulator.salesSummaryReport(day: PacificDay.of(ledger.simulator.nowMilliseconds))
+                .replacingOccurrences(of: "com.example.coins100", with: hostileSKU)
+            let csrf = try #require(ConsoleClient.hidden("csrf", in: try await browser.get("/console/reconciliation").body))
+            let uploaded = try await browser.postFile(
+                "/console/reconciliation", field: "report", fileName: "<b>report</b>.txt", bytes: Array(report.utf8), fields: [("csrf", csrf)])
+            #expect(uploaded.status == 303)
+            let location = try #require(uploaded.header("Location"))
+            let result = try await browser.get(location)
+            #expect(result.status == 200)
+            #expect(result.body.contains(Self.html(hostileSKU)))
+            #expect(result.body.contains(Self.html("<b>report</b>.txt")))
+            Self.expectNoMarkup(result.body, "reconciliation report")
+            #expect(result.body.contains("href=\"/console/lookup?q=\(coins.transactionId)\""))
+            let reports = try await browser.get("/console/reconciliation")
+            #expect(reports.body.contains(Self.html("<b>report</b>.txt")))
+            #expect(!reports.body.contains("<b>report"))
+        }
+    }
+
+    @Test("text cells that would start a formula are prefixed with a quote; figures stay numbers")
+    func csvGuardsFormulas() throws {
+        let query = try RevenueQuery(from: "2026-01-01", to: "2026-01-31", groupBy: .product)
+        var rows = Self.hostile.map {
+            RevenueRow(key: $0, currency: "USD", purchases: 1, refunds: 1, grossMinor: 100, refundedMinor: 250, netMinor: -150, commissionMinor: 30, proceedsMinor: 70)
+        }
+        rows.append(RevenueRow(
+            key: "com.example.coins100", currency: "=HYPERLINK(\"http://x\")", purchases: 1, refunds: 0, grossMinor: 99, refundedMinor: 0, netMinor: 99,
+            commissionMinor: 30, proceedsMinor: 69))
+        rows.append(RevenueRow(
+            key: "\tTAB", currency: "USD", purchases: 1, refunds: 0, grossMinor: 99, refundedMinor: 0, netMinor: 99, commissionMinor: 30, proceedsMinor: 69))
+        let lines = RevenueReport(query: query, rows: rows).csv.components(separatedBy: "\r\n")
+        #expect(lines[0] == "product,currency,purchases,refunds,gross,refunded,net,commission,proceeds")
+        #expect(lines.contains("<,USD,1,1,1.00,2.50,-1.50,0.30,0.70"), "a negative figure stays a number")
+        #expect(lines.contains("\"'=HYPERLINK(\"\"x\"\")\",USD,1,1,1.00,2.50,-1.50,0.30,0.70"), "quoted after the guard: \(lines)")
+        #expect(lines.contains("'+1,USD,1,1,1.00,2.50,-1.50,0.30,0.70"))
+        #expect(lines.contains("'-1,USD,1,1,1.00,2.50,-1.50,0.30,0.70"))
+        #expect(lines.contains("'@SUM(1),USD,1,1,1.00,2.50,-1.50,0.30,0.70"))
+        #expect(lines.contains("'\tTAB,USD,1,0,0.99,0.00,0.99,0.30,0.69"))
+        #expect(lines.contains("\"\"\"\",USD,1,1,1.00,2.50,-1.50,0.30,0.70"), "a lone quote is quoted and doubled")
+        #expect(lines.contains("com.example.coins100,\"'=HYPERLINK(\"\"http://x\"\")\",1,0,0.99,0.00,0.99,0.30,0.69"))
+        #expect(lines.contains("total,\"'=HYPERLINK(\"\"http://x\"\")\",1,0,0.99,0.00,0.99,0.30,0.69"))
+        for line in lines.dropFirst() where !line.isEmpty {
+            #expect(!["=", "+", "-", "@", "\t", "\r"].contains(line.first!), "\(line)")
+        }
+    }
+
+    @Test("links percent-encode ids for their place")
+    func linksEncodeIds() {
+        #expect(ConsoleLinks.lookup("?x=y") == "/console/lookup?q=%3Fx%3Dy")
+        #expect(ConsoleLinks.lookup("a b+c&d#e%", as: "user") == "/console/lookup?q=a%20b%2Bc%26d%23e%25&as=user")
+        #expect(ConsoleLinks.lookup("<\"'>") == "/console/lookup?q=%3C%22%27%3E")
+        #expect(ConsoleLinks.lookup("é") == "/console/lookup?q=%C3%A9")
+        #expect(ConsoleLinks.document("a/b") == "/console/documents/a%2Fb")
+        #expect(ConsoleLinks.reconciliation("../x") == "/console/reconciliation/..%2Fx")
+        #expect(ConsoleLinks.lookup("Az09-._~") == "/console/lookup?q=Az09-._~")
+    }
+
+    @Test("templates take links as ready values and write no unescaped value but the charts")
+    func templatesBuildNoLinks() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/LedgerConsole/Templates")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".mustache") }
+        #expect(names.count >= 9)
+        for name in names {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            for attribute in ["href=\"", "action=\"", "src=\""] {
+                var rest = text[...]
+                while let start = rest.range(of: attribute) {
+                    let value = rest[start.upperBound...].prefix { $0 != "\"" }
+                    rest = rest[start.upperBound...]
+                    guard value.contains("{{") else { continue }
+                    let ready = value.hasPrefix("{{") && value.hasSuffix("}}") && value.dropFirst(2).dropLast(2).allSatisfy { $0.isLetter }
+                        && (value == "{{href}}" || value.hasSuffix("Href}}"))
+                    #expect(ready, "\(name): \(attribute)\(value)\" builds a link in the template")
+                }
+            }
+            let unescaped = text.components(separatedBy: "{{{").count - 1
+            #expect(unescaped == (name == "revenue.mustache" ? 1 : 0), "\(name) writes \(unescaped) values unescaped")
+        }
+    }
+
+    @Test("the revenue table and chart show hostile product ids and currencies as text")
+    func revenueRendersHostileKeys() async throws {
+        let renderer = try await ConsoleRenderer()
+        let rows = Self.hostile.map {
+            RevenueRow(key: $0, currency: "USD", purchases: 1, refunds: 0, grossMinor: 100, refundedMinor: 0, netMinor: 100, commissionMinor: 30, proceedsMinor: 70)
+        }
+        let chart = RevenueChart(rows: rows, currency: "<b>USD</b>", grouping: .product).svg
+        #expect(!chart.contains("<script") && !chart.contains("<b>"))
+        let html = try #require(renderer.library.render(ConsoleRenderer.withPresence([
+            "title": "Revenue", "groupBy": "product", "columns": RevenueReport.csvColumns, "charts": [chart],
+            "rows": rows.map { ["key": $0.key, "currency": $0.currency, "cells": $0.cells, "total": false] as [String: Any] },
+            "csvHref": ConsoleLinks.query([("group_by", "product")]), "jsonHref": "",
+        ]), withTemplate: "revenue"))
+        Self.expectNoMarkup(html, "revenue template")
+        for key in Self.hostile {
+            #expect(html.contains("<td>\(Self.html(key))</td>"), "\(key)")
+        }
+    }
+}
