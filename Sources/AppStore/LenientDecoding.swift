@@ -92,6 +92,34 @@ extension KeyedDecodingContainer {
         }
         return milliseconds
     }
+
+    /// An integer from a JSON number or a numeric string (`"12"`), as the blocks Apple added
+    /// late (commitment info) are read: Apple's own libraries lagged behind them and read their
+    /// numbers flexibly. nil when the key is absent, null or an empty string; anything else is a
+    /// type mismatch.
+    func decodeIntegerIfPresent(forKey key: Key) throws -> Int64? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let value = try? decode(Int64.self, forKey: key) { return value }
+        if let text = try? decode(String.self, forKey: key) {
+            if text.isEmpty { return nil }
+            if let value = Int64(text) { return value }
+        }
+        throw DecodingError.typeMismatch(Int64.self, .init(codingPath: codingPath + [key], debugDescription: "not an integer"))
+    }
+
+    /// `decodeMillisecondsIfPresent`, also from milliseconds written as a numeric string.
+    func decodeMillisecondsOrTextIfPresent(forKey key: Key) throws -> Int64? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let text = try? decode(String.self, forKey: key) {
+            if text.isEmpty { return nil }
+            guard let value = Int64(text) else {
+                throw DecodingError.typeMismatch(
+                    Int64.self, .init(codingPath: codingPath + [key], debugDescription: "not a date in milliseconds"))
+            }
+            return value
+        }
+        return try decodeMillisecondsIfPresent(forKey: key)
+    }
 }
 
 /// Apple's date texts, read without `DateFormatter` (slow, locale-dependent).

@@ -34,6 +34,9 @@ public struct SignedRenewalInfo: Hashable, Sendable, Codable {
     public var appAccountToken: String?
     /// `renewalBillingPlanType` as sent; see `renewalBillingPlanType`.
     public var rawRenewalBillingPlanType: String?
+    /// What the subscription's commitment renews into (API 1.21); nil outside a commitment.
+    /// https://developer.apple.com/documentation/appstoreserverapi/renewalcommitmentinfo
+    public var commitmentInfo: RenewalCommitmentInfo?
 
     public var willAutoRenew: Bool? { autoRenewStatus.map { $0 == 1 } }
     public var expirationIntent: ExpirationIntent? { rawExpirationIntent.flatMap(ExpirationIntent.init(rawValue:)) }
@@ -49,6 +52,7 @@ public struct SignedRenewalInfo: Hashable, Sendable, Codable {
         case rawEnvironment = "environment", recentSubscriptionStartDate, renewalDate, renewalPrice
         case currency, rawOfferDiscountType = "offerDiscountType", eligibleWinBackOfferIds
         case appTransactionId, offerPeriod, appAccountToken, rawRenewalBillingPlanType = "renewalBillingPlanType"
+        case commitmentInfo
     }
 }
 
@@ -79,5 +83,7 @@ extension SignedRenewalInfo {
         offerPeriod = try c.decodeIfPresent(String.self, forKey: .offerPeriod)
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken)
         rawRenewalBillingPlanType = try c.decodeIfPresent(String.self, forKey: .rawRenewalBillingPlanType)
+        // Leniently, as a transaction's `commitmentInfo`: an unreadable block is left out.
+        commitmentInfo = try? c.decodeIfPresent(RenewalCommitmentInfo.self, forKey: .commitmentInfo)
     }
 }

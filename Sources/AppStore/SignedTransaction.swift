@@ -49,6 +49,9 @@ public struct SignedTransaction: Hashable, Sendable, Codable {
     public var revocationPercentage: Int64?
     /// `billingPlanType` as sent; see `billingPlanType`.
     public var rawBillingPlanType: String?
+    /// Where this transaction stands in a commitment billed monthly (API 1.21); nil outside one.
+    /// https://developer.apple.com/documentation/appstoreserverapi/transactioncommitmentinfo
+    public var commitmentInfo: TransactionCommitmentInfo?
 
     public var type: ProductType? { rawType.flatMap(ProductType.init(rawValue:)) }
     public var inAppOwnershipType: InAppOwnershipType? { rawInAppOwnershipType.flatMap(InAppOwnershipType.init(rawValue:)) }
@@ -69,6 +72,7 @@ public struct SignedTransaction: Hashable, Sendable, Codable {
         case storefront, storefrontId, rawTransactionReason = "transactionReason", price, currency
         case rawOfferDiscountType = "offerDiscountType", appTransactionId, offerPeriod
         case rawRevocationType = "revocationType", revocationPercentage, rawBillingPlanType = "billingPlanType"
+        case commitmentInfo
     }
 }
 
@@ -108,5 +112,9 @@ extension SignedTransaction {
         rawRevocationType = try c.decodeIfPresent(String.self, forKey: .rawRevocationType)
         revocationPercentage = try c.decodeIfPresent(Int64.self, forKey: .revocationPercentage)
         rawBillingPlanType = try c.decodeIfPresent(String.self, forKey: .rawBillingPlanType)
+        // Leniently: a block Apple added late (its own libraries lagged behind it) whose shape
+        // this build cannot read is left out rather than refusing the purchase, which does not
+        // depend on it; the signed bytes are kept verbatim.
+        commitmentInfo = try? c.decodeIfPresent(TransactionCommitmentInfo.self, forKey: .commitmentInfo)
     }
 }

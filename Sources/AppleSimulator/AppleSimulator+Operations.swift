@@ -11,15 +11,18 @@ extension AppleSimulator {
     ///   - appAccountToken: the UUID the app passed to StoreKit (the ledger's order token).
     ///   - bundleId: the app, when not the configured one (for bundle-mismatch tests); fixed
     ///     per Apple ID at its first purchase.
+    ///   - storefront: the App Store storefront (ISO 3166-1 alpha-3, `DEU`) the Apple ID buys
+    ///     in from now on, signed into this transaction and its renewals; nil keeps the Apple
+    ///     ID's (`USA` for a new one).
     @discardableResult
     public func purchase(
         appleId: String, productId: String, environment: SimulatedEnvironment = .sandbox, quantity: Int = 1,
-        appAccountToken: UUID? = nil, bundleId: String? = nil
+        appAccountToken: UUID? = nil, bundleId: String? = nil, storefront: String? = nil
     ) async throws -> PurchaseResult {
         let outcome = try await perform {
             try $0.purchase(
                 appleId: appleId, productId: productId, environment: environment, quantity: quantity,
-                appAccountToken: appAccountToken, bundleId: bundleId)
+                appAccountToken: appAccountToken, bundleId: bundleId, storefront: storefront)
         }
         return try result(outcome)
     }

@@ -10,6 +10,8 @@ enum ControlAPI {
         var quantity: Int?
         var appAccountToken: UUID?
         var bundleId: String?
+        /// ISO 3166-1 alpha-3 (`DEU`); default the Apple ID's storefront (`USA` for a new one).
+        var storefront: String?
     }
 
     /// The transaction as `GET /control/transactions/{id}` shows it, plus what the device

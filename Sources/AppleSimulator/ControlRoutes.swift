@@ -24,7 +24,8 @@ struct ControlRoutes {
                 let result = try await simulator.purchase(
                     appleId: body.appleId, productId: body.productId,
                     environment: try body.environment.map(ControlAPI.environment) ?? .sandbox,
-                    quantity: body.quantity ?? 1, appAccountToken: body.appAccountToken, bundleId: body.bundleId)
+                    quantity: body.quantity ?? 1, appAccountToken: body.appAccountToken, bundleId: body.bundleId,
+                    storefront: body.storefront)
                 return try HTTPReplies.json(ControlAPI.PurchaseResponse(result), status: .created)
             }
         }

@@ -32,9 +32,24 @@ struct SignedTransactionPayload: Encodable, Sendable {
     var environment: String
     var transactionReason: String
     var storefront: String
-    var storefrontId: String
+    /// Apple's numeric id of the storefront; nil for one the simulator has no id for.
+    var storefrontId: String?
     var price: Int64
     var currency: String
+    /// "MONTHLY" for a period billed against a commitment; nil (omitted) for a product billed
+    /// up front. https://developer.apple.com/documentation/appstoreserverapi/billingplantype
+    var billingPlanType: String?
+    /// Where the period stands in its commitment; nil (omitted) outside one.
+    var commitmentInfo: CommitmentInfo?
+
+    /// Apple's `TransactionCommitmentInfo`: `commitmentPrice` in milliunits of `currency`,
+    /// `commitmentExpiresDate` in milliseconds since 1970.
+    struct CommitmentInfo: Encodable, Sendable {
+        var billingPeriodNumber: Int
+        var totalBillingPeriods: Int
+        var commitmentPrice: Int64
+        var commitmentExpiresDate: Int64
+    }
 
     init(_ t: SimulatedTransaction, signedDate: Int64) {
         transactionId = t.transactionId
@@ -59,10 +74,16 @@ struct SignedTransactionPayload: Encodable, Sendable {
         offerType = t.isTrialPeriod ? 1 : nil
         environment = t.environment.rawValue
         transactionReason = t.transactionReason
-        storefront = "USA"
-        storefrontId = "143441"
+        storefront = t.storefront
+        storefrontId = SimulatedStorefront.ids[t.storefront]
         price = t.priceMilliunits
         currency = t.currency
+        billingPlanType = t.billingPlanType
+        commitmentInfo = t.commitment.map {
+            CommitmentInfo(
+                billingPeriodNumber: $0.billingPeriodNumber, totalBillingPeriods: $0.totalBillingPeriods,
+                commitmentPrice: $0.commitmentPriceMilliunits, commitmentExpiresDate: $0.commitmentExpiresDateMs)
+        }
     }
 
     /// A stable 18-digit id like Apple's, derived from the account and app (FNV-1a), so a
@@ -95,6 +116,22 @@ struct SignedRenewalInfoPayload: Encodable, Sendable {
     var recentSubscriptionStartDate: Int64
     var signedDate: Int64
     var environment: String
+    /// "MONTHLY" when the next renewal bills against a commitment; nil (omitted) otherwise.
+    var renewalBillingPlanType: String?
+    /// What the current commitment renews into; nil (omitted) outside a commitment.
+    var commitmentInfo: CommitmentInfo?
+
+    /// Apple's `RenewalCommitmentInfo`, as the simulator reads it: the product and plan the
+    /// commitment renews to at its end (`commitmentRenewalDate`, milliseconds since 1970, absent
+    /// once the subscription ended), whether it will (1) or not (0), and the instalment the
+    /// renewed commitment bills (`commitmentRenewalPrice`, milliunits of `currency`).
+    struct CommitmentInfo: Encodable, Sendable {
+        var commitmentAutoRenewProductId: String
+        var commitmentAutoRenewStatus: Int
+        var commitmentRenewalBillingPlanType: String
+        var commitmentRenewalDate: Int64?
+        var commitmentRenewalPrice: Int64?
+    }
 
     init(_ s: SimulatedSubscription, renewalProduct: SimulatedProduct?, startMs: Int64, signedDate: Int64) {
         originalTransactionId = s.originalTransactionId
@@ -110,6 +147,15 @@ struct SignedRenewalInfoPayload: Encodable, Sendable {
         recentSubscriptionStartDate = startMs
         self.signedDate = signedDate
         environment = s.environment.rawValue
+        let renewsCommitted = renewalProduct?.commitmentPeriods != nil
+        renewalBillingPlanType = renewsCommitted ? SimulatedCommitment.monthlyPlan : nil
+        commitmentInfo = s.commitment.map {
+            CommitmentInfo(
+                commitmentAutoRenewProductId: s.autoRenewProductId, commitmentAutoRenewStatus: s.autoRenewEnabled ? 1 : 0,
+                commitmentRenewalBillingPlanType: renewsCommitted ? SimulatedCommitment.monthlyPlan : "BILLED_UPFRONT",
+                commitmentRenewalDate: s.hasEnded ? nil : $0.commitmentExpiresDateMs,
+                commitmentRenewalPrice: renewalProduct?.priceMilliunits)
+        }
     }
 }
 

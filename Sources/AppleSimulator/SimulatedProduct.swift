@@ -50,12 +50,17 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
     /// The product's Apple ID (adamId) in App Store Connect reports; nil: one derived from the
     /// product id (`reportAppleIdentifier`).
     public var appleIdentifier: String?
+    /// Billed each period against a commitment of this many periods (12 with `periodMonths` 1:
+    /// a year's commitment billed monthly, Apple's `billingPlanType` `MONTHLY`, API 1.21):
+    /// `priceMilliunits` is the instalment, the commitment costs this many of them. nil: billed
+    /// up front, one price per period. Auto-renewables only.
+    public var commitmentPeriods: Int?
 
     public init(
         productId: String, kind: Kind, priceMilliunits: Int64, currency: String = "USD",
         subscriptionGroup: String? = nil, groupLevel: Int? = nil, periodDays: Int? = nil,
         periodMonths: Int? = nil, trialDays: Int? = nil, gracePeriodDays: Int? = nil,
-        sku: String? = nil, appleIdentifier: String? = nil
+        sku: String? = nil, appleIdentifier: String? = nil, commitmentPeriods: Int? = nil
     ) {
         self.productId = productId
         self.kind = kind
@@ -69,10 +74,12 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         self.gracePeriodDays = gracePeriodDays
         self.sku = sku
         self.appleIdentifier = appleIdentifier
+        self.commitmentPeriods = commitmentPeriods
     }
 
     /// The catalog used when none is given: the products of `CONTRACT.md`'s example plus a
-    /// yearly plan in the same group (to upgrade to) and a non-consumable.
+    /// yearly plan in the same group (to upgrade to), a non-consumable, and a 12-month commitment
+    /// billed monthly (4.99 USD an instalment, 59.88 the commitment) in a group of its own.
     public static let defaultCatalog: [SimulatedProduct] = [
         SimulatedProduct(productId: "com.example.coins100", kind: .consumable, priceMilliunits: 990),
         SimulatedProduct(productId: "com.example.removeads", kind: .nonConsumable, priceMilliunits: 2990),
@@ -82,6 +89,10 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         SimulatedProduct(
             productId: "com.example.pro.yearly", kind: .autoRenewable, priceMilliunits: 49990,
             subscriptionGroup: "20654194", groupLevel: 1, periodMonths: 12, trialDays: nil, gracePeriodDays: 16),
+        SimulatedProduct(
+            productId: "com.example.pro.committed", kind: .autoRenewable, priceMilliunits: 4990,
+            subscriptionGroup: "20654195", groupLevel: 1, periodMonths: 1, trialDays: nil, gracePeriodDays: 16,
+            commitmentPeriods: 12),
     ]
 
     /// The paid period renewals bill: `periodMonths`, else `periodDays`, else one month; never

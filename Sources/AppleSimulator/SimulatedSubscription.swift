@@ -36,6 +36,9 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     public var isRevoked: Bool
     /// True once the subscription lapsed for good (auto-renew off, retry ended, or revoked).
     public var hasEnded: Bool
+    /// The commitment the latest period is billed against, for the renewal info's
+    /// `commitmentInfo`; nil for a product billed up front.
+    public var commitment: SimulatedCommitment? = nil
 
     /// Leaves billing retry (recovered, expired or refunded): no retry, no grace period.
     mutating func leaveBillingRetry() {

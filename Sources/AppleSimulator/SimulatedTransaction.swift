@@ -50,6 +50,13 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     /// included (Apple emails a receipt for each renewal), so an order holds one transaction.
     /// See https://developer.apple.com/documentation/appstoreserverapi/look-up-order-id
     public var orderId: String
+    /// The storefront it was bought in (ISO 3166-1 alpha-3): its Apple ID's at the time.
+    public var storefront: String = SimulatedStorefront.defaultCountry
+    /// JWS `billingPlanType`: "MONTHLY" for a period billed against a commitment; nil for a
+    /// product billed up front. See `SimulatedCommitment`.
+    public var billingPlanType: String? = nil
+    /// JWS `commitmentInfo`: where this period stands in its commitment; nil outside one.
+    public var commitment: SimulatedCommitment? = nil
 
     /// True when the transaction was refunded or revoked (not merely upgraded).
     public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }

@@ -14,13 +14,22 @@ extension SimulatorState {
     /// An auto-renewable bought while the Apple ID has no subscription in its group starts one
     /// (with the product's free trial if it has one); bought after the group's subscription
     /// lapsed, it re-subscribes under the same `original_transaction_id`, as Apple does.
+    /// `storefront` (ISO 3166-1 alpha-3), when given, moves the Apple ID to that storefront
+    /// first: this purchase and the renewals after it are signed with it.
     mutating func purchase(
         appleId: String, productId: String, environment: SimulatedEnvironment, quantity: Int,
-        appAccountToken: UUID?, bundleId: String?
+        appAccountToken: UUID?, bundleId: String?, storefront: String? = nil
     ) throws -> PurchaseOutcome {
         let product = try self.product(productId)
-        let account = try self.account(appleId, environment: environment, bundleId: bundleId)
+        if let storefront, !SimulatedStorefront.isCountryCode(storefront) {
+            throw SimulatorError(.invalidRequest, "storefront is an ISO 3166-1 alpha-3 code such as USA, not \(storefront)")
+        }
+        var account = try self.account(appleId, environment: environment, bundleId: bundleId)
         guard quantity >= 1 else { throw SimulatorError(.invalidRequest, "quantity must be at least 1") }
+        if let storefront {
+            account.storefront = storefront
+            accounts[appleId] = account
+        }
         var transaction = SimulatedTransaction(
             transactionId: newTransactionId(environment), originalTransactionId: "", webOrderLineItemId: nil,
             appleId: appleId, environment: environment, bundleId: account.bundleId, productId: productId,
@@ -29,7 +38,7 @@ extension SimulatorState {
             cancellationDateMs: nil, cancellationReason: nil, isFinished: false, isDevicePurchase: true,
             appAccountToken: appAccountToken, subscriptionGroup: nil,
             priceMilliunits: product.priceMilliunits * Int64(quantity), currency: product.currency,
-            transactionReason: "PURCHASE", orderId: newOrderId())
+            transactionReason: "PURCHASE", orderId: newOrderId(), storefront: account.storefront)
         transaction.originalTransactionId = transaction.transactionId
         var events: [NotificationEvent] = []
 
@@ -75,6 +84,7 @@ extension SimulatorState {
             transaction.originalPurchaseDateMs =
                 transactions[existing.originalTransactionId]?.purchaseDateMs ?? nowMs
             transaction.expiresDateMs = firstPeriodEnd
+            transaction.bill(product, period: 1, anchorMs: nowMs)
             var revived = existing
             revived.productId = product.productId
             revived.autoRenewProductId = product.productId
@@ -87,6 +97,7 @@ extension SimulatorState {
             revived.expirationIntent = nil
             revived.isRevoked = false
             revived.hasEnded = false
+            revived.commitment = transaction.commitment
             subscriptions[existing.originalTransactionId] = revived
             return [event("INTERACTIVE_RENEWAL", "SUBSCRIBED", "RESUBSCRIBE", transaction)]
         }
@@ -101,6 +112,8 @@ extension SimulatorState {
         } else {
             transaction.expiresDateMs = firstPeriodEnd
             anchorMs = nowMs
+            // The first paid period is the commitment's first instalment (a trial is none).
+            transaction.bill(product, period: 1, anchorMs: anchorMs)
         }
         subscriptionIdsByAppleId[transaction.appleId, default: []].append(transaction.originalTransactionId)
         subscriptions[transaction.originalTransactionId] = SimulatedSubscription(
@@ -111,7 +124,7 @@ extension SimulatorState {
             periodAnchorMs: anchorMs, periodsSinceAnchor: transaction.isTrialPeriod ? 0 : 1,
             billingFails: false, billingRetrySinceMs: nil, gracePeriodExpiresDateMs: nil,
             gracePeriodExpiryNotified: false, expirationIntent: nil,
-            isRevoked: false, hasEnded: false)
+            isRevoked: false, hasEnded: false, commitment: transaction.commitment)
         return [event("INITIAL_BUY", "SUBSCRIBED", "INITIAL_BUY", transaction)]
     }
 

@@ -35,9 +35,10 @@ extension SimulatorState {
         markModified(latest.transactionId)
 
         // An upgrade starts a new run of periods today, as Apple's upgrades do.
-        let upgrade = makePeriod(
+        var upgrade = makePeriod(
             of: subscription, product: target, startingAt: nowMs,
             expiringAt: target.billingPeriod.end(after: 1, from: nowMs), reason: "PURCHASE", onDevice: true)
+        upgrade.bill(target, period: 1, anchorMs: nowMs)
         record(upgrade)
         subscription.productId = productId
         subscription.autoRenewProductId = productId
@@ -45,6 +46,7 @@ extension SimulatorState {
         subscription.expiresDateMs = upgrade.expiresDateMs ?? nowMs
         subscription.periodAnchorMs = nowMs
         subscription.periodsSinceAnchor = 1
+        subscription.commitment = upgrade.commitment
         subscriptions[originalTransactionId] = subscription
         let receipt = try issueReceipt(for: subscription.appleId)
         return PurchaseOutcome(
@@ -169,15 +171,18 @@ extension SimulatorState {
         }
         subscription.periodsSinceAnchor += 1
         let expiresMs = product.billingPeriod.end(after: subscription.periodsSinceAnchor, from: subscription.periodAnchorMs)
-        let renewal = makePeriod(
+        var renewal = makePeriod(
             of: subscription, product: product, startingAt: startMs, expiringAt: expiresMs, reason: "RENEWAL",
             onDevice: false)
+        // A commitment billed monthly: the next instalment, or the first of a new commitment.
+        renewal.bill(product, period: subscription.periodsSinceAnchor, anchorMs: subscription.periodAnchorMs)
         record(renewal)
         subscription.productId = product.productId
         subscription.latestTransactionId = renewal.transactionId
         subscription.expiresDateMs = expiresMs
         subscription.leaveBillingRetry()
         subscription.expirationIntent = nil
+        subscription.commitment = renewal.commitment
         subscriptions[originalTransactionId] = subscription
         return renewal
     }
@@ -200,6 +205,6 @@ extension SimulatorState {
             cancellationReason: nil, isFinished: false, isDevicePurchase: onDevice,
             appAccountToken: original?.appAccountToken, subscriptionGroup: subscription.subscriptionGroup,
             priceMilliunits: product.priceMilliunits, currency: product.currency, transactionReason: reason,
-            orderId: newOrderId())
+            orderId: newOrderId(), storefront: accounts[subscription.appleId]?.storefront ?? SimulatedStorefront.defaultCountry)
     }
 }

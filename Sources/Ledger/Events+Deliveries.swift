@@ -32,12 +32,25 @@ public struct PurchaseDelivered: LedgerEventPayload {
     /// True for a family member's access through Family Sharing (no money of its own); absent
     /// for the purchaser's own transactions and in payloads written before it was recorded.
     public var familyShared: Bool?
+    /// The App Store storefront's country, ISO 3166-1 alpha-3 (`USA`), as Apple signed it
+    /// (`Storefront.countryCode`); absent for a sale seen only in a receipt and in payloads
+    /// written before it was recorded.
+    public var storefront: String?
+    /// Apple's `billingPlanType` as sent (`BILLED_UPFRONT`, `MONTHLY`, or a value Apple adds
+    /// later: kept, never refused); signed transactions only, absent in payloads written before
+    /// it was recorded. https://developer.apple.com/documentation/appstoreserverapi/billingplantype
+    public var billingPlanType: String?
+    /// Where this transaction stands in a commitment billed monthly (Apple's `commitmentInfo`):
+    /// `priceMilliunits` is then the instalment, the sale; the commitment's price is never one.
+    /// Absent outside a commitment and in payloads written before it was recorded.
+    public var commitment: Commitment?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
         userId: String, orderId: String?, environment: String, purchaseDateMs: Int64?, expiresDateMs: Int64?,
         priceMilliunits: Int64?, currency: String?, appAccountToken: String?, appTransactionId: String?, isTrial: Bool,
-        grants: [String: Int64], submissionId: String, match: MatchReason, familyShared: Bool? = nil
+        grants: [String: Int64], submissionId: String, match: MatchReason, familyShared: Bool? = nil, storefront: String? = nil,
+        billingPlanType: String? = nil, commitment: Commitment? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -58,6 +71,9 @@ public struct PurchaseDelivered: LedgerEventPayload {
         self.submissionId = submissionId
         self.match = match
         self.familyShared = familyShared
+        self.storefront = storefront
+        self.billingPlanType = billingPlanType
+        self.commitment = commitment
     }
 }
 
@@ -104,11 +120,18 @@ public struct SubscriptionRenewalSeen: LedgerEventPayload {
     public var source: String
     /// As `PurchaseDelivered.familyShared`.
     public var familyShared: Bool?
+    /// As `PurchaseDelivered.storefront`.
+    public var storefront: String?
+    /// As `PurchaseDelivered.billingPlanType`.
+    public var billingPlanType: String?
+    /// As `PurchaseDelivered.commitment`: each monthly instalment of a commitment is a renewal
+    /// priced by Apple's signed `price`.
+    public var commitment: Commitment?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, userId: String, environment: String,
         purchaseDateMs: Int64?, expiresDateMs: Int64?, isTrial: Bool, priceMilliunits: Int64?, currency: String?, source: String,
-        familyShared: Bool? = nil
+        familyShared: Bool? = nil, storefront: String? = nil, billingPlanType: String? = nil, commitment: Commitment? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -122,6 +145,9 @@ public struct SubscriptionRenewalSeen: LedgerEventPayload {
         self.currency = currency
         self.source = source
         self.familyShared = familyShared
+        self.storefront = storefront
+        self.billingPlanType = billingPlanType
+        self.commitment = commitment
     }
 }
 

@@ -67,6 +67,9 @@ public struct SubscriptionObserved: LedgerEventPayload {
 }
 
 /// One transaction of a subscription as Apple showed it. Dates: milliseconds since 1970, UTC.
+///
+/// The billing plan, commitment and price are those Apple signed (signed transactions only);
+/// absent for a transaction seen only in a receipt and in entries recorded before they were.
 public struct SubscriptionEntry: Sendable, Hashable, Codable {
     public var transactionId: String
     public var productId: String
@@ -75,8 +78,20 @@ public struct SubscriptionEntry: Sendable, Hashable, Codable {
     public var cancellationDateMs: Int64?
     public var isTrial: Bool
     public var isUpgraded: Bool
+    /// Apple's `billingPlanType` as sent (`MONTHLY`, `BILLED_UPFRONT`, or a value Apple adds later).
+    public var billingPlanType: String?
+    /// Where the transaction stands in a commitment (`commitmentInfo`).
+    public var commitment: Commitment?
+    /// Apple's `price` of the transaction (an instalment, for a commitment billed monthly), in
+    /// milliunits of `currency` (ISO 4217).
+    public var priceMilliunits: Int64?
+    public var currency: String?
 
-    public init(transactionId: String, productId: String, purchaseDateMs: Int64?, expiresDateMs: Int64?, cancellationDateMs: Int64?, isTrial: Bool, isUpgraded: Bool) {
+    public init(
+        transactionId: String, productId: String, purchaseDateMs: Int64?, expiresDateMs: Int64?, cancellationDateMs: Int64?,
+        isTrial: Bool, isUpgraded: Bool, billingPlanType: String? = nil, commitment: Commitment? = nil,
+        priceMilliunits: Int64? = nil, currency: String? = nil
+    ) {
         self.transactionId = transactionId
         self.productId = productId
         self.purchaseDateMs = purchaseDateMs
@@ -84,6 +99,29 @@ public struct SubscriptionEntry: Sendable, Hashable, Codable {
         self.cancellationDateMs = cancellationDateMs
         self.isTrial = isTrial
         self.isUpgraded = isUpgraded
+        self.billingPlanType = billingPlanType
+        self.commitment = commitment
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+    }
+
+    /// `self` completed by another copy of the same transaction, by the rules of the
+    /// subscription entries' upsert: purchase date, billing plan, commitment (field by field)
+    /// and price from the first copy that has them; the latest expiry; the earliest
+    /// cancellation; trial and upgrade if either says so. `ProjectionBatch` and the tests'
+    /// in-memory fold merge with this, so both agree with the SQL.
+    public func merged(with other: SubscriptionEntry) -> SubscriptionEntry {
+        var merged = self
+        merged.purchaseDateMs = purchaseDateMs ?? other.purchaseDateMs
+        merged.expiresDateMs = [expiresDateMs, other.expiresDateMs].compactMap { $0 }.max()
+        merged.cancellationDateMs = [cancellationDateMs, other.cancellationDateMs].compactMap { $0 }.min()
+        merged.isTrial = isTrial || other.isTrial
+        merged.isUpgraded = isUpgraded || other.isUpgraded
+        merged.billingPlanType = billingPlanType ?? other.billingPlanType
+        merged.commitment = Commitment.merged(commitment, other.commitment)
+        merged.priceMilliunits = priceMilliunits ?? other.priceMilliunits
+        merged.currency = currency ?? other.currency
+        return merged
     }
 }
 

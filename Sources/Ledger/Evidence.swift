@@ -42,6 +42,9 @@ public struct Evidence: Sendable, Hashable {
         existing.inApp = existing.inApp || entry.inApp
         existing.appAccountToken = existing.appAccountToken ?? entry.appAccountToken
         existing.purchaseDateMs = existing.purchaseDateMs ?? entry.purchaseDateMs
+        existing.storefront = existing.storefront ?? entry.storefront
+        existing.rawBillingPlanType = existing.rawBillingPlanType ?? entry.rawBillingPlanType
+        existing.commitment = Commitment.merged(existing.commitment, entry.commitment)
         entries[index] = existing
     }
 }
@@ -79,16 +82,27 @@ public struct EvidenceEntry: Sendable, Hashable {
     /// Apple's `revocationPercentage`: the share refunded, in thousandths of a percent (25000 is
     /// 25%); nil when Apple states none (receipts never do). Signed data only.
     public var revocationPercentage: Int64?
+    /// The storefront's country, ISO 3166-1 alpha-3 (`USA`), checked by `Storefront.countryCode`;
+    /// signed data only (a receipt has none). nil when absent or not three upper-case letters.
+    public var storefront: String?
+    /// Apple's `billingPlanType` as sent (`BILLED_UPFRONT`, `MONTHLY`, or a value Apple adds
+    /// later); signed data only. See `billingPlanType`.
+    public var rawBillingPlanType: String?
+    /// Where the transaction stands in a commitment (`commitmentInfo`); signed data only.
+    public var commitment: Commitment?
 
     /// `rawRevocationType`, typed; nil when absent or a value this build does not know.
     public var revocationType: RevocationType? { rawRevocationType.flatMap(RevocationType.init(rawValue:)) }
+    /// `rawBillingPlanType`, typed; nil when absent or a value this build does not know.
+    public var billingPlanType: BillingPlanType? { rawBillingPlanType.flatMap(BillingPlanType.init(rawValue:)) }
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, quantity: Int64 = 1,
         purchaseDateMs: Int64? = nil, expiresDateMs: Int64? = nil, cancellationDateMs: Int64? = nil, cancellationReason: Int? = nil,
         isRevocation: Bool = false, isTrial: Bool = false, isUpgraded: Bool = false, appAccountToken: String? = nil,
         appTransactionId: String? = nil, priceMilliunits: Int64? = nil, currency: String? = nil, inApp: Bool = true,
-        isFamilyShared: Bool = false, rawRevocationType: String? = nil, revocationPercentage: Int64? = nil
+        isFamilyShared: Bool = false, rawRevocationType: String? = nil, revocationPercentage: Int64? = nil,
+        storefront: String? = nil, rawBillingPlanType: String? = nil, commitment: Commitment? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -109,6 +123,9 @@ public struct EvidenceEntry: Sendable, Hashable {
         self.isFamilyShared = isFamilyShared
         self.rawRevocationType = rawRevocationType
         self.revocationPercentage = revocationPercentage
+        self.storefront = storefront
+        self.rawBillingPlanType = rawBillingPlanType
+        self.commitment = commitment
     }
 
     /// Refunded or revoked (an upgrade also sets `cancellation_date`, but is no refund).
@@ -122,7 +139,8 @@ public struct EvidenceEntry: Sendable, Hashable {
     public var subscriptionEntry: SubscriptionEntry {
         SubscriptionEntry(
             transactionId: transactionId, productId: productId, purchaseDateMs: purchaseDateMs, expiresDateMs: expiresDateMs,
-            cancellationDateMs: cancellationDateMs, isTrial: isTrial, isUpgraded: isUpgraded)
+            cancellationDateMs: cancellationDateMs, isTrial: isTrial, isUpgraded: isUpgraded,
+            billingPlanType: rawBillingPlanType, commitment: commitment, priceMilliunits: priceMilliunits, currency: currency)
     }
 }
 
@@ -179,7 +197,11 @@ extension EvidenceEntry {
             priceMilliunits: t.currency.map(ISO4217.isCode) == true ? t.price : nil,
             currency: t.currency.flatMap { ISO4217.isCode($0) ? $0 : nil }, inApp: true,
             isFamilyShared: t.inAppOwnershipType == .familyShared,
-            rawRevocationType: t.rawRevocationType, revocationPercentage: t.revocationPercentage)
+            rawRevocationType: t.rawRevocationType, revocationPercentage: t.revocationPercentage,
+            // Like the currency: anything but three upper-case letters is no country.
+            storefront: Storefront.countryCode(t.storefront),
+            // Kept as Apple sent them, a plan this build does not know included.
+            rawBillingPlanType: t.rawBillingPlanType, commitment: Commitment.of(t.commitmentInfo))
     }
 }
 

@@ -44,6 +44,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case refundReversed(RefundReversed)
     case transactionHistoryRead(TransactionHistoryRead)
     case appStoreReportImported(AppStoreReportImported)
+    case transactionInfoRecorded(TransactionInfoRecorded)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -75,6 +76,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case RefundReversed.eventType: self = .refundReversed(try decode(RefundReversed.self))
         case TransactionHistoryRead.eventType: self = .transactionHistoryRead(try decode(TransactionHistoryRead.self))
         case AppStoreReportImported.eventType: self = .appStoreReportImported(try decode(AppStoreReportImported.self))
+        case TransactionInfoRecorded.eventType: self = .transactionInfoRecorded(try decode(TransactionInfoRecorded.self))
         default: self = .unknown(type: type)
         }
     }
@@ -107,6 +109,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .refundReversed(let p): p
         case .transactionHistoryRead(let p): p
         case .appStoreReportImported(let p): p
+        case .transactionInfoRecorded(let p): p
         case .unknown: nil
         }
     }

@@ -269,7 +269,8 @@ struct Work {
             purchaseDateMs: entry.purchaseDateMs, expiresDateMs: entry.expiresDateMs, priceMilliunits: entry.priceMilliunits,
             currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
             isTrial: entry.isTrial, grants: grants, submissionId: submission.submissionId, match: match,
-            familyShared: entry.isFamilyShared ? true : nil)
+            familyShared: entry.isFamilyShared ? true : nil, storefront: entry.storefront,
+            billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment)
     }
 
     /// The order this purchase pays for, and how it was found (ARCHITECTURE §4: a token or
@@ -315,7 +316,8 @@ struct Work {
                     transactionId: id, originalTransactionId: entry.originalTransactionId, productId: entry.productId,
                     userId: owner.userId, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
                     expiresDateMs: entry.expiresDateMs, isTrial: entry.isTrial, priceMilliunits: entry.priceMilliunits,
-                    currency: entry.currency, source: source, familyShared: entry.isFamilyShared ? true : nil)
+                    currency: entry.currency, source: source, familyShared: entry.isFamilyShared ? true : nil,
+                    storefront: entry.storefront, billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment)
                 renewals[id] = renewal
                 appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [.subscriptionRenewalSeen(renewal)]))
             }

@@ -8,6 +8,9 @@ public enum Streams {
     public static func transaction(_ id: String) -> String { "transaction-\(id)" }
     public static func ownership(_ originalTransactionId: String) -> String { "ownership-\(originalTransactionId)" }
     public static func refund(_ transactionId: String) -> String { "refund-\(transactionId)" }
+    /// Holds the one `TransactionInfoRecorded` of an Apple transaction, claimed expecting no
+    /// stream: Apple's Get Transaction Info is asked, and its answer recorded, once.
+    public static func transactionInfo(_ transactionId: String) -> String { "transaction-info-\(transactionId)" }
     public static func notification(_ id: String) -> String { "notification-\(id)" }
     /// A notification kept unread (`AppleNotificationReceived.unreadable`): apart from
     /// `notification(_:)`, so that the same notification read later is recorded in full.

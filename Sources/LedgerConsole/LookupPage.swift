@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Hummingbird
+import Ledger
 import LedgerQueries
 import LedgerService
 import LedgerStore
@@ -86,7 +87,8 @@ struct LookupPage: Sendable {
                 "orderId": appleOrder.orderId, "environment": appleOrder.environment,
                 "transactions": appleOrder.transactions.map { t in
                     ["transactionId": t.transactionId, "href": ConsoleLinks.lookup(t.transactionId), "originalTransactionId": t.originalTransactionId,
-                     "productId": t.productId, "userId": t.userId ?? "not delivered by the ledger"] as [String: Any]
+                     "productId": t.productId, "country": t.storefront ?? Storefront.unknown,
+                     "userId": t.userId ?? "not delivered by the ledger"] as [String: Any]
                 },
             ] as [String: Any]
         } else {
@@ -136,9 +138,14 @@ struct LookupPage: Sendable {
         values["ownerships"] = ownerships
     }
 
+    /// One timeline row; `country` is the storefront the event recorded (a delivery, a renewal,
+    /// Apple's Get Transaction Info), empty for the others.
     private func entry(_ entry: TimelineView.Entry) -> [String: Any] {
-        [
+        var country = ""
+        if case .object(let data) = entry.data, let storefront = Storefront.countryCode(data["storefront"]?.stringValue) { country = storefront }
+        return [
             "position": entry.position, "recordedAt": entry.recordedAt, "type": entry.type, "stream": entry.stream, "summary": entry.summary,
+            "country": country,
             "data": EvidenceDocument.pretty(entry.data),
             "documents": EvidenceDocument.documentNames(in: entry.data).map {
                 ["name": $0, "short": String($0.prefix(12)) + "…", "href": ConsoleLinks.document($0)]

@@ -5,9 +5,10 @@ import Ledger
 import LedgerQueries
 import LedgerService
 
-/// Revenue by day, month or product, per currency, one environment at a time: the report of
-/// `GET /v1/reports/revenue` and `audit revenue`, shown as a table and a chart of net and
-/// refunds over time, and downloadable as that same report's CSV and JSON.
+/// Revenue by day, month, product or country, per currency, one environment at a time: the
+/// report of `GET /v1/reports/revenue` and `audit revenue`, shown as a table and a chart of net
+/// and refunds over time, and downloadable as that same report's CSV and JSON. It says so when
+/// the commission plan estimates the proceeds (no price point priced a sale).
 struct RevenuePage: Sendable {
     let console: Console
 
@@ -40,7 +41,7 @@ struct RevenuePage: Sendable {
         let to = parameters.get("to").flatMap { $0.isEmpty ? nil : $0 } ?? today
         let groupText = parameters.get("group_by") ?? "day"
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
-            throw ConsoleError.badRequest("Group by day, month or product, not \(groupText).")
+            throw ConsoleError.badRequest("Group by \(RevenueQuery.Grouping.listed), not \(groupText).")
         }
         return try RevenueQuery(
             from: from, to: to, groupBy: grouping, environment: parameters.get("environment") ?? "Production", commission: console.commission)
@@ -71,6 +72,7 @@ struct RevenuePage: Sendable {
             "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns, "commission": query.commission.rawValue,
             "rows": report.rows.map { row($0, total: false) } + report.totals.map { row($0, total: true) },
             "empty": report.rows.isEmpty, "charts": charts, "chartGrouping": overTime.groupBy.rawValue,
+            "estimated": report.rows.contains(where: \.proceedsEstimated),
             "csvHref": "/console/revenue.csv" + parameters, "jsonHref": "/console/revenue.json" + parameters,
         ])
     }

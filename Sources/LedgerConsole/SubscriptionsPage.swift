@@ -5,7 +5,8 @@ import LedgerQueries
 import LedgerService
 
 /// Subscriptions at a glance: active, MRR per currency, trials, grace period, billing retry,
-/// churned and reactivated per month; every figure links to the subscriptions behind it.
+/// churned and reactivated per month, and where each commitment stands with the committed value
+/// still to come per currency; every figure links to the subscriptions behind it.
 struct SubscriptionsPage: Sendable {
     let console: Console
 
@@ -36,6 +37,8 @@ struct SubscriptionsPage: Sendable {
             ],
             "mrr": overview.mrr.map { ["currency": $0.currency, "value": $0.decimal, "href": link("paying")] },
             "noMRR": overview.mrr.isEmpty,
+            "committedTotals": overview.committedStillToCome.map { ["currency": $0.currency, "value": $0.decimal, "href": link("committed")] },
+            "commitments": Self.commitments(overview.committed),
             "months": months.map { month in
                 ["month": month, "churned": churned[month]?.count ?? 0, "reactivated": reactivated[month]?.count ?? 0,
                  "churnedHref": link("churned", month), "reactivatedHref": link("reactivated", month)] as [String: Any]
@@ -53,6 +56,7 @@ struct SubscriptionsPage: Sendable {
             case "retry": (items, title) = (overview.inBillingRetry, "In billing retry")
             case "churned": (items, title) = (churned[month] ?? [], "Churned in \(month)")
             case "reactivated": (items, title) = (reactivated[month] ?? [], "Reactivated in \(month)")
+            case "committed": (items, title) = (overview.committed, "In a commitment (the committed value still to come)")
             default: throw ConsoleError.badRequest("Unknown list \(list).")
             }
             values["list"] = [
@@ -62,11 +66,37 @@ struct SubscriptionsPage: Sendable {
                      "productId": item.productId, "userId": item.userId, "userHref": ConsoleLinks.lookup(item.userId),
                      "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(RevenueDay.iso8601) ?? "",
                      "autoRenew": item.autoRenew.map { $0 ? "on" : "off" } ?? "unknown",
-                     "monthly": item.monthly.map { "\($0.decimal) \($0.currency)" } ?? ""] as [String: Any]
+                     "monthly": item.monthly.map(Self.amount) ?? "",
+                     "commitment": item.commitment.map(Self.period) ?? ""] as [String: Any]
                 },
                 "truncated": items.count > 1000,
             ] as [String: Any]
         }
         return console.renderer.page("subscriptions", title: "Subscriptions", area: .subscriptions, session: session, values: values)
     }
+
+    /// The commitments table: per running commitment, instalment k of n, the instalment, the
+    /// commitment's price and end, and the instalment × (n − k) still to come; the first 1,000.
+    private static func commitments(_ items: [SubscriptionOverview.Item]) -> [String: Any] {
+        let rows = items.prefix(1000).compactMap { item -> [String: Any]? in
+            guard let commitment = item.commitment else { return nil }
+            return [
+                "originalTransactionId": item.originalTransactionId, "originalTransactionHref": ConsoleLinks.lookup(item.originalTransactionId),
+                "productId": item.productId, "userId": item.userId, "userHref": ConsoleLinks.lookup(item.userId),
+                "status": item.status.rawValue, "plan": commitment.rawBillingPlanType ?? "",
+                "period": period(commitment), "instalment": commitment.instalment.map(amount) ?? "",
+                "commitmentPrice": commitment.commitmentPrice.map(amount) ?? "",
+                "endsAt": commitment.expiresAtMs.map(RevenueDay.iso8601) ?? "",
+                "stillToCome": commitment.stillToCome.map(amount) ?? "",
+            ]
+        }
+        return ["count": items.count, "rows": rows, "truncated": items.count > 1000, "empty": items.isEmpty]
+    }
+
+    /// "3 of 12": the instalment the latest transaction paid, of the commitment's.
+    private static func period(_ commitment: SubscriptionSummary.CommitmentStanding) -> String {
+        "\(commitment.periodNumber) of \(commitment.totalPeriods)"
+    }
+
+    private static func amount(_ money: Money) -> String { "\(money.decimal) \(money.currency)" }
 }

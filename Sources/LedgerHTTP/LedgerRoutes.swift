@@ -214,7 +214,7 @@ struct LedgerRoutes: Sendable {
         }
         let groupText = value("group_by") ?? RevenueQuery.Grouping.day.rawValue
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
-            throw APIError.invalidRequest("group_by is day, month or product, not \(groupText)")
+            throw APIError.invalidRequest("group_by is \(RevenueQuery.Grouping.listed), not \(groupText)")
         }
         let query: RevenueQuery
         do {

@@ -17,8 +17,10 @@ import NIOCore
 import Postgres
 import ServiceLifecycle
 
-/// The ledger's HTTP server with its background work: the retry worker (pending receipts) and
-/// the projection runner (read models). Built in-process by `purchase-ledger serve` and tests.
+/// The ledger's HTTP server with its background work: the retry worker (pending receipts), the
+/// projection runner (read models) and, when the App Store Server API is configured, the workers
+/// that ask Apple (consumption answers, reconciliation, Get Transaction Info). Built in-process
+/// by `purchase-ledger serve` and tests.
 public struct LedgerServer: Sendable {
     public let configuration: ServerConfiguration
     let logger: Logger
@@ -76,6 +78,9 @@ public struct LedgerServer: Sendable {
         var service: PurchaseService
         var runner: ProjectionRunner
         var worker: RetryWorker
+        /// Asks Apple about the sales seen only in receipts; nil without the Server API (or
+        /// with `transactionInfoInterval` nil).
+        var transactionInfo: TransactionInfoWorker?
         var pool: ConnectionPool
         var httpClient: HTTPClient
         var reads: ReadModels
@@ -171,19 +176,27 @@ public struct LedgerServer: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PurchaseLedger"),
             onServerRunning: onRunning, logger: logger)
         var services: [any Service] = [BackgroundLoop { await runner.run() }, BackgroundLoop { await worker.run() }]
+        var transactionInfo: TransactionInfoWorker?
         if let serverAPI {
-            // Asking Apple: refund requests answered, lost notifications recovered.
+            // Asking Apple: refund requests answered, lost notifications recovered, the sales
+            // seen only in receipts given Apple's signed storefront and price.
             let answerer = ConsumptionAnswerer(service: service, client: serverAPI, pollInterval: configuration.workerPollInterval, logger: logger)
             services.append(BackgroundLoop { await answerer.run() })
             if let interval = configuration.ledger.reconcileInterval {
                 let reconciler = Reconciler(service: service, client: serverAPI, logger: logger)
                 services.append(BackgroundLoop { await reconciler.run(every: interval) })
             }
+            if let interval = configuration.ledger.transactionInfoInterval {
+                let asker = TransactionInfoWorker(service: service, client: serverAPI, interval: interval, logger: logger)
+                transactionInfo = asker
+                services.append(BackgroundLoop { await asker.run() })
+            }
         }
         services.append(application)
         return Parts(
             services: services,
-            service: service, runner: runner, worker: worker, pool: pool, httpClient: httpClient, reads: reads)
+            service: service, runner: runner, worker: worker, transactionInfo: transactionInfo, pool: pool, httpClient: httpClient,
+            reads: reads)
     }
 }
 
@@ -209,6 +222,8 @@ public struct RunningLedgerServer: Sendable {
     /// The service, for tests that look behind the API.
     public var service: PurchaseService { parts.service }
     public var worker: RetryWorker { parts.worker }
+    /// The Get Transaction Info worker, when the Server API is configured and it runs.
+    public var transactionInfoWorker: TransactionInfoWorker? { parts.transactionInfo }
     public var runner: ProjectionRunner { parts.runner }
     /// The read models the routes and the console read through (and their replica, if any).
     public var reads: ReadModels { parts.reads }

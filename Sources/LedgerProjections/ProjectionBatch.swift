@@ -61,13 +61,8 @@ struct ProjectionBatch {
                 entries[key] = (environment, entry)
                 return
             }
-            var merged = known
-            merged.purchaseDateMs = known.purchaseDateMs ?? entry.purchaseDateMs
-            merged.expiresDateMs = [known.expiresDateMs, entry.expiresDateMs].compactMap { $0 }.max()
-            merged.cancellationDateMs = [known.cancellationDateMs, entry.cancellationDateMs].compactMap { $0 }.min()
-            merged.isTrial = known.isTrial || entry.isTrial
-            merged.isUpgraded = known.isUpgraded || entry.isUpgraded
-            entries[key] = (firstEnvironment, merged)
+            // The upsert's rules below, in Swift.
+            entries[key] = (firstEnvironment, known.merged(with: entry))
         case .observeRenewal(let original, let renewal):
             guard let known = renewals[original] else {
                 renewalOrder.append(original)
@@ -106,6 +101,8 @@ struct ProjectionBatch {
             ordered += ProjectionSQL.revenueRefund(transaction, atMs: atMs, fractionMilli: fraction)
         case .addRevenueReversal(let transaction, let atMs, let fraction):
             ordered += ProjectionSQL.revenueReversal(transaction, atMs: atMs, fractionMilli: fraction)
+        case .setRevenueTransactionInfo(let transaction, let country, let applePrice):
+            ordered += ProjectionSQL.transactionInfo(transaction, country: country, applePrice: applePrice)
         case .restoreOwnership(let original):
             // After the page's combined revocations: a refund and its reversal in one page end restored.
             ordered.append(.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)"))
@@ -160,21 +157,36 @@ struct ProjectionBatch {
         }
         if !entryOrder.isEmpty {
             let rows = entryOrder.compactMap { entries[$0] }
+            let commitments = rows.map(\.entry.commitment)
+            // `SubscriptionEntry.merged(with:)` states the same rules.
             sql.append(.prepared("""
                 INSERT INTO projection_subscription_entries
                     (original_transaction_id, transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
-                     cancellation_date_ms, is_trial, is_upgraded)
+                     cancellation_date_ms, is_trial, is_upgraded, billing_plan_type, commitment_period_number,
+                     commitment_total_periods, commitment_price_milliunits, commitment_expires_ms, price_milliunits, currency)
                 SELECT * FROM unnest(\(Self.texts(entryOrder.map(\.a)))::text[], \(Self.texts(entryOrder.map(\.b)))::text[],
                                      \(Self.texts(rows.map(\.entry.productId)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
                                      \(Self.integers(rows.map(\.entry.purchaseDateMs)))::bigint[], \(Self.integers(rows.map(\.entry.expiresDateMs)))::bigint[],
                                      \(Self.integers(rows.map(\.entry.cancellationDateMs)))::bigint[], \(Self.flags(rows.map(\.entry.isTrial)))::boolean[],
-                                     \(Self.flags(rows.map(\.entry.isUpgraded)))::boolean[])
+                                     \(Self.flags(rows.map(\.entry.isUpgraded)))::boolean[], \(Self.texts(rows.map(\.entry.billingPlanType)))::text[],
+                                     \(Self.integers(commitments.map { $0?.periodNumber }))::bigint[],
+                                     \(Self.integers(commitments.map { $0?.totalPeriods }))::bigint[],
+                                     \(Self.integers(commitments.map { $0?.priceMilliunits }))::bigint[],
+                                     \(Self.integers(commitments.map { $0?.expiresDateMs }))::bigint[],
+                                     \(Self.integers(rows.map(\.entry.priceMilliunits)))::bigint[], \(Self.texts(rows.map(\.entry.currency)))::text[])
                 ON CONFLICT (original_transaction_id, transaction_id) DO UPDATE SET
                     purchase_date_ms = coalesce(projection_subscription_entries.purchase_date_ms, excluded.purchase_date_ms),
                     expires_date_ms = greatest(projection_subscription_entries.expires_date_ms, excluded.expires_date_ms),
                     cancellation_date_ms = least(projection_subscription_entries.cancellation_date_ms, excluded.cancellation_date_ms),
                     is_trial = projection_subscription_entries.is_trial OR excluded.is_trial,
-                    is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded
+                    is_upgraded = projection_subscription_entries.is_upgraded OR excluded.is_upgraded,
+                    billing_plan_type = coalesce(projection_subscription_entries.billing_plan_type, excluded.billing_plan_type),
+                    commitment_period_number = coalesce(projection_subscription_entries.commitment_period_number, excluded.commitment_period_number),
+                    commitment_total_periods = coalesce(projection_subscription_entries.commitment_total_periods, excluded.commitment_total_periods),
+                    commitment_price_milliunits = coalesce(projection_subscription_entries.commitment_price_milliunits, excluded.commitment_price_milliunits),
+                    commitment_expires_ms = coalesce(projection_subscription_entries.commitment_expires_ms, excluded.commitment_expires_ms),
+                    price_milliunits = coalesce(projection_subscription_entries.price_milliunits, excluded.price_milliunits),
+                    currency = coalesce(projection_subscription_entries.currency, excluded.currency)
                 """))
         }
         if !renewalOrder.isEmpty {

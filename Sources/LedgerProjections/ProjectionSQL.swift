@@ -31,7 +31,10 @@ enum ProjectionSQL {
 
     /// A sale without Apple's price takes the catalog's as it stood at the purchase: the last
     /// load recorded at or before it, else (history older than any catalog) the first load
-    /// after it, among the loads the log has at this point (pages apply in log order).
+    /// after it, among the loads the log has at this point (pages apply in log order). A sale
+    /// without Apple's price or storefront takes what Get Transaction Info said of it when the
+    /// log recorded that first (``transactionInfo(_:country:applePrice:)``); its country is
+    /// `Storefront.unknown` when nothing did.
     ///
     /// Its reduced rate depends on the subscription's paid service before it
     /// (``paidService(of:before:)``). A sale may arrive after later ones (Apple's lists are not
@@ -43,22 +46,61 @@ enum ProjectionSQL {
         let insert: SQL = """
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity, country, apple_price)
         SELECT 'sale:' || \(sale.transactionId), 'sale', \(sale.transactionId), \(sale.originalTransactionId), \(sale.productId),
                \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
-               coalesce(\(sale.applePrice?.currency)::text, p.currency),
-               coalesce(\(sale.applePrice?.minorUnits)::bigint, p.price_minor * \(sale.quantity)),
-               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year), greatest(\(sale.quantity), 1)
-        FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+               coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency),
+               coalesce(\(sale.applePrice?.minorUnits)::bigint, i.price_minor, p.price_minor * \(sale.quantity)),
+               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year), greatest(\(sale.quantity), 1),
+               coalesce(\(sale.country)::text, i.country, \(Storefront.unknown)::text),
+               \(sale.applePrice != nil) OR i.price_minor IS NOT NULL
+        FROM (SELECT 1) AS one
+        LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = \(sale.transactionId)
+        LEFT JOIN LATERAL (
             SELECT price_minor, currency FROM projection_revenue_prices
             WHERE product_id = \(sale.productId)
             ORDER BY effective_ms <= \(sale.purchaseDateMs) DESC, abs(effective_ms - \(sale.purchaseDateMs))
             LIMIT 1) p ON true
-        WHERE coalesce(\(sale.applePrice?.currency)::text, p.currency) IS NOT NULL
+        WHERE coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) IS NOT NULL
         ON CONFLICT (line_id) DO NOTHING
         """
         guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared()] }
         return [insert.prepared(), rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
+    }
+
+    /// What Apple's Get Transaction Info said of `transaction`: kept, for a sale line added
+    /// later (``revenueSale(_:)``), and applied to the lines already there: those whose country
+    /// is unknown take `country`; those the catalog priced take `applePrice`, a refund's or a
+    /// reversal's its share of it (`RefundFraction.money`, rounded half up) with the sale's gross
+    /// beside it, as if the sale had carried Apple's price from the start. Lines already priced
+    /// by Apple or placed in a country keep what Apple signed with the sale.
+    static func transactionInfo(_ transaction: String, country: String?, applePrice: Money?) -> [SQL] {
+        let lines: SQL = "('sale:' || \(transaction), 'refund:' || \(transaction), 'reversal:' || \(transaction))"
+        var statements: [SQL] = [.prepared("""
+            INSERT INTO projection_revenue_transaction_info (transaction_id, country, price_minor, currency)
+            VALUES (\(transaction), \(country), \(applePrice?.minorUnits), \(applePrice?.currency))
+            ON CONFLICT (transaction_id) DO NOTHING
+            """)]
+        if let country {
+            statements.append(.prepared("""
+                UPDATE projection_revenue_lines SET country = \(country)
+                WHERE line_id IN \(fragment: lines) AND country = \(Storefront.unknown)
+                """))
+        }
+        if let applePrice {
+            let whole = RefundFraction.whole
+            let share: SQL = "((\(applePrice.minorUnits)::bigint * fraction_milli + \(whole / 2)::bigint) / \(whole)::bigint)"
+            statements.append(.prepared("""
+                UPDATE projection_revenue_lines SET
+                    currency = \(applePrice.currency),
+                    gross_minor = CASE line_type WHEN 'sale' THEN \(applePrice.minorUnits)::bigint
+                                                 WHEN 'refund' THEN -\(fragment: share) ELSE \(fragment: share) END,
+                    sale_gross_minor = CASE WHEN line_type = 'sale' THEN NULL ELSE \(applePrice.minorUnits)::bigint END,
+                    apple_price = true
+                WHERE line_id IN \(fragment: lines) AND NOT apple_price
+                """))
+        }
+        return statements
     }
 
     /// The refund of a sale: its negative, dated the day of the refund, with the sale's rate so
@@ -77,10 +119,12 @@ enum ProjectionSQL {
             RETURNING *)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
+             country, apple_price)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
-               -\(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, \(atMs), quantity, \(fractionMilli), gross_minor
+               -\(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, \(atMs), quantity, \(fractionMilli), gross_minor,
+               country, apple_price
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)
@@ -99,10 +143,12 @@ enum ProjectionSQL {
             RETURNING *)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor)
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
+             country, apple_price)
         SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
-               \(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, NULL, quantity, \(fractionMilli), gross_minor
+               \(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, NULL, quantity, \(fractionMilli), gross_minor,
+               country, apple_price
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)

@@ -103,7 +103,8 @@ struct ReplayComparison {
     /// can change its user or product and leave every day's totals as they were).
     private func otherTables(_ pool: ConnectionPool) async throws -> [String] {
         let tables = ["projection_entitlements", "projection_ownership", "projection_ownership_history", "projection_apple_account_members",
-                      "projection_revenue_prices", "projection_revenue_lines", "projection_timeline_events", "projection_timeline_links"]
+                      "projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info", "projection_timeline_events",
+                      "projection_timeline_links"]
         return try await pool.withConnection { connection in
             try tables.compactMap { table in
                 let differing: Int64 = try connection.query("""

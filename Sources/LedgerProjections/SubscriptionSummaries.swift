@@ -16,13 +16,11 @@ public enum SubscriptionSummaries {
         var entries: [String: [SubscriptionEntry]] = [:]
         for row in try connection.query(.prepared("""
             SELECT original_transaction_id, transaction_id, product_id, purchase_date_ms, expires_date_ms, cancellation_date_ms,
-                   is_trial, is_upgraded
+                   is_trial, is_upgraded, billing_plan_type, commitment_period_number, commitment_total_periods,
+                   commitment_price_milliunits, commitment_expires_ms, price_milliunits, currency
             FROM projection_subscription_entries WHERE original_transaction_id = ANY(\(ids)::text[])
             """)) {
-            entries[try row.decode(0), default: []].append(SubscriptionEntry(
-                transactionId: try row.decode(1), productId: try row.decode(2), purchaseDateMs: try row.decode(3),
-                expiresDateMs: try row.decode(4), cancellationDateMs: try row.decode(5), isTrial: try row.decode(6),
-                isUpgraded: try row.decode(7)))
+            entries[try row.decode(0), default: []].append(try entry(row, from: 1))
         }
         var renewals: [String: RenewalObservation] = [:]
         for row in try connection.query(.prepared("""
@@ -40,5 +38,21 @@ public enum SubscriptionSummaries {
             }
         }
         return summaries
+    }
+
+    /// A subscription entry from a row of `projection_subscription_entries` whose columns, from
+    /// `first` on, are: transaction_id, product_id, purchase_date_ms, expires_date_ms,
+    /// cancellation_date_ms, is_trial, is_upgraded, billing_plan_type, commitment_period_number,
+    /// commitment_total_periods, commitment_price_milliunits, commitment_expires_ms,
+    /// price_milliunits, currency. Every reader of the table decodes its rows here.
+    public static func entry(_ row: PostgresRow, from first: Int) throws -> SubscriptionEntry {
+        SubscriptionEntry(
+            transactionId: try row.decode(first), productId: try row.decode(first + 1), purchaseDateMs: try row.decode(first + 2),
+            expiresDateMs: try row.decode(first + 3), cancellationDateMs: try row.decode(first + 4), isTrial: try row.decode(first + 5),
+            isUpgraded: try row.decode(first + 6), billingPlanType: try row.decode(first + 7),
+            commitment: Commitment.of(
+                periodNumber: try row.decode(first + 8), totalPeriods: try row.decode(first + 9),
+                priceMilliunits: try row.decode(first + 10), expiresDateMs: try row.decode(first + 11)),
+            priceMilliunits: try row.decode(first + 12), currency: try row.decode(first + 13))
     }
 }

@@ -1,13 +1,15 @@
 import AppStore
 import Foundation
 import Ledger
+import LedgerProjections
 import LedgerStore
 import Postgres
 
 /// Every subscription of one environment with its status, the figures finance asks for (active,
-/// trials, grace period, billing retry, MRR per currency, churned and reactivated per month) and
-/// the lists behind each. Statuses come from `SubscriptionSummary`, the rule
-/// `GET /v1/subscriptions/{id}` uses, so a screen and the API never disagree.
+/// trials, grace period, billing retry, MRR per currency, churned and reactivated per month,
+/// commitments and the committed value still to come) and the lists behind each. Statuses come
+/// from `SubscriptionSummary`, the rule `GET /v1/subscriptions/{id}` uses, so a screen and the
+/// API never disagree.
 public struct SubscriptionOverview: Sendable {
     public struct Item: Sendable, Hashable {
         public var originalTransactionId: String
@@ -17,8 +19,11 @@ public struct SubscriptionOverview: Sendable {
         public var expiresAtMs: Int64?
         public var inTrial: Bool
         public var autoRenew: Bool?
-        /// The latest paid period's price as a month's worth, with its currency; nil in a trial.
+        /// The latest paid period's price as a month's worth, with its currency (a commitment's
+        /// monthly instalment as it is: `SubscriptionSummary.monthly`); nil in a trial.
         public var monthly: Money?
+        /// Where its commitment stands, when its latest transaction is an instalment of one.
+        public var commitment: SubscriptionSummary.CommitmentStanding?
         public var lapses: [SubscriptionLapses.Lapse]
     }
 
@@ -36,6 +41,20 @@ public struct SubscriptionOverview: Sendable {
     public var mrr: [Money] {
         var sums: [String: Int64] = [:]
         for item in paying { if let m = item.monthly { sums[m.currency, default: 0] += m.minorUnits } }
+        return sums.keys.sorted().map { Money(minorUnits: sums[$0]!, currency: $0) }
+    }
+
+    /// Subscriptions whose latest transaction is an instalment of a commitment and that have not
+    /// ended (active, in grace period or in billing retry): the commitments still running.
+    public var committed: [Item] {
+        items.filter { $0.commitment != nil && [.active, .inGracePeriod, .inBillingRetry].contains($0.status) }
+    }
+
+    /// The committed value still to come per currency, in minor units: over `committed`, each
+    /// latest instalment × the instalments left (n − k); never added across currencies.
+    public var committedStillToCome: [Money] {
+        var sums: [String: Int64] = [:]
+        for item in committed { if let m = item.commitment?.stillToCome { sums[m.currency, default: 0] += m.minorUnits } }
         return sums.keys.sorted().map { Money(minorUnits: sums[$0]!, currency: $0) }
     }
 
@@ -67,13 +86,11 @@ extension ReadModels {
                 var entries: [String: [SubscriptionEntry]] = [:]
                 for row in try connection.query("""
                     SELECT original_transaction_id, transaction_id, product_id, purchase_date_ms, expires_date_ms, cancellation_date_ms,
-                           is_trial, is_upgraded
+                           is_trial, is_upgraded, billing_plan_type, commitment_period_number, commitment_total_periods,
+                           commitment_price_milliunits, commitment_expires_ms, price_milliunits, currency
                     FROM projection_subscription_entries WHERE environment = \(environment)
                     """) {
-                    entries[try row.decode(0), default: []].append(SubscriptionEntry(
-                        transactionId: try row.decode(1), productId: try row.decode(2), purchaseDateMs: try row.decode(3),
-                        expiresDateMs: try row.decode(4), cancellationDateMs: try row.decode(5), isTrial: try row.decode(6),
-                        isUpgraded: try row.decode(7)))
+                    entries[try row.decode(0), default: []].append(try SubscriptionSummaries.entry(row, from: 1))
                 }
                 var renewals: [String: RenewalObservation] = [:]
                 for row in try connection.query("""
@@ -87,16 +104,14 @@ extension ReadModels {
                         inBillingRetry: try row.decode(4), gracePeriodExpiresMs: try row.decode(5))
                 }
                 // The price of each subscription's latest paid period, and the period's length.
-                var prices: [String: Money] = [:]
+                var sales: [String: (gross: Money, serviceMs: Int64)] = [:]
                 for row in try connection.query("""
                     SELECT DISTINCT ON (original_transaction_id) original_transaction_id, currency, gross_minor, service_ms
                     FROM projection_revenue_lines
                     WHERE line_type = 'sale' AND kind = 'auto_renewable' AND environment = \(environment) AND service_ms > 0
                     ORDER BY original_transaction_id, purchase_date_ms DESC
                     """) {
-                    if let monthly = SubscriptionLapses.monthlyMinor(price: try row.decode(2), serviceMs: try row.decode(3)) {
-                        prices[try row.decode(0)] = Money(minorUnits: monthly, currency: try row.decode(1))
-                    }
+                    sales[try row.decode(0)] = (Money(minorUnits: try row.decode(2), currency: try row.decode(1)), try row.decode(3))
                 }
                 var items: [SubscriptionOverview.Item] = []
                 for (original, owner) in owners {
@@ -105,7 +120,8 @@ extension ReadModels {
                     items.append(.init(
                         originalTransactionId: original, productId: summary.productId, userId: owner.user, status: summary.status,
                         expiresAtMs: summary.expiresAtMs, inTrial: summary.inTrial, autoRenew: summary.autoRenew,
-                        monthly: summary.inTrial ? nil : prices[original],
+                        monthly: summary.monthly(latestSale: sales[original]?.gross, serviceMs: sales[original]?.serviceMs),
+                        commitment: summary.commitment,
                         lapses: SubscriptionLapses.lapses(of: list, status: summary.status, nowMs: now)))
                 }
                 items.sort { $0.originalTransactionId < $1.originalTransactionId }

@@ -9,8 +9,11 @@ import Ledger
 /// single quote, as OWASP's CSV injection guidance says: a product id or a currency Apple's
 /// data names `=HYPERLINK(…)` stays text. The figures are numbers and stay as they are, a
 /// negative one included.
+///
+/// Columns are only ever added at the end (`tax` and `proceeds_estimated` came after
+/// `proceeds`), so a spreadsheet or script that reads them by position keeps working.
 extension RevenueReport {
-    public static let csvColumns = ["purchases", "refunds", "gross", "refunded", "net", "commission", "proceeds"]
+    public static let csvColumns = ["purchases", "refunds", "gross", "refunded", "net", "commission", "proceeds", "tax", "proceeds_estimated"]
 
     public var csv: String {
         var lines = [([query.groupBy.rawValue, "currency"] + Self.csvColumns).map(Self.textField).joined(separator: ",")]
@@ -42,12 +45,13 @@ extension RevenueReport {
 }
 
 extension RevenueRow {
-    /// The row's figures as text, money in major units of its currency.
+    /// The row's figures as text, money in major units of its currency, in the order of
+    /// `RevenueReport.csvColumns`; `proceeds_estimated` is `true` or `false`.
     public var cells: [String] {
         func money(_ minor: Int64) -> String { Money(minorUnits: minor, currency: currency).decimal }
         return [
             String(purchases), String(refunds), money(grossMinor), money(refundedMinor), money(netMinor), money(commissionMinor),
-            money(proceedsMinor),
+            money(proceedsMinor), money(taxMinor), proceedsEstimated ? "true" : "false",
         ]
     }
 }

@@ -5,7 +5,15 @@ import Postgres
 /// What `audit revenue` and `GET /v1/reports/revenue` report on.
 public struct RevenueQuery: Sendable, Hashable {
     public enum Grouping: String, Sendable, CaseIterable {
-        case day, month, product
+        /// By UTC day (`YYYY-MM-DD`), month (`YYYY-MM`), product id, or country: the storefront's
+        /// ISO 3166-1 alpha-3 code, `unknown` where Apple never said (`Storefront.unknown`).
+        case day, month, product, country
+
+        /// The groupings as a sentence for error messages: "day, month, product or country".
+        public static var listed: String {
+            let names = allCases.map(\.rawValue)
+            return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+        }
     }
 
     /// First and last day (UTC, inclusive), `YYYY-MM-DD`.
@@ -48,9 +56,15 @@ public struct RevenueQuery: Sendable, Hashable {
     }
 }
 
-/// One group's money in one currency (or, as a total, one currency's), in minor units.
+/// One group's money in one currency (or, as a total, one currency's), in minor units:
+/// `net = tax + commission + proceeds`.
+///
+/// Until Apple's price points are read (a later change), every sale's proceeds are the
+/// commission plan's estimate (`LEDGER_COMMISSION`): `taxMinor` is 0 and `proceedsEstimated`
+/// is true for every row, since every row holds at least one line of a sale.
 public struct RevenueRow: Sendable, Hashable, Encodable {
-    /// `YYYY-MM-DD`, `YYYY-MM` or a product id; empty in totals.
+    /// `YYYY-MM-DD`, `YYYY-MM`, a product id or a country (ISO 3166-1 alpha-3, or `unknown`);
+    /// empty in totals.
     public var key: String
     public var currency: String
     public var purchases: Int64
@@ -60,11 +74,17 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
     public var netMinor: Int64
     public var commissionMinor: Int64
     public var proceedsMinor: Int64
+    /// The tax Apple keeps before its commission (VAT, GST), as a price point states it; 0 while
+    /// proceeds are estimated.
+    public var taxMinor: Int64 = 0
+    /// True when a sale in the row had no price point, so the commission plan estimated its
+    /// proceeds: today every row's.
+    public var proceedsEstimated: Bool = false
 
     enum Keys: String, CodingKey {
         case key, currency, purchases, refunds
-        case grossMinor = "gross_minor", refundedMinor = "refunded_minor", netMinor = "net_minor"
-        case commissionMinor = "commission_minor", proceedsMinor = "proceeds_minor"
+        case grossMinor = "gross_minor", refundedMinor = "refunded_minor", netMinor = "net_minor", taxMinor = "tax_minor"
+        case commissionMinor = "commission_minor", proceedsMinor = "proceeds_minor", proceedsEstimated = "proceeds_estimated"
     }
 
     /// CONTRACT.md's row; a total (empty key) has no `key`.
@@ -77,8 +97,10 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
         try c.encode(grossMinor, forKey: .grossMinor)
         try c.encode(refundedMinor, forKey: .refundedMinor)
         try c.encode(netMinor, forKey: .netMinor)
+        try c.encode(taxMinor, forKey: .taxMinor)
         try c.encode(commissionMinor, forKey: .commissionMinor)
         try c.encode(proceedsMinor, forKey: .proceedsMinor)
+        try c.encode(proceedsEstimated, forKey: .proceedsEstimated)
     }
 
     /// The sum of two rows of one currency.
@@ -88,7 +110,8 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
             key: key, currency: currency, purchases: purchases + other.purchases, refunds: refunds + other.refunds,
             grossMinor: grossMinor + other.grossMinor, refundedMinor: refundedMinor + other.refundedMinor,
             netMinor: netMinor + other.netMinor, commissionMinor: commissionMinor + other.commissionMinor,
-            proceedsMinor: proceedsMinor + other.proceedsMinor)
+            proceedsMinor: proceedsMinor + other.proceedsMinor, taxMinor: taxMinor + other.taxMinor,
+            proceedsEstimated: proceedsEstimated || other.proceedsEstimated)
     }
 }
 
@@ -135,6 +158,7 @@ extension ReadModels {
         case .day: "to_char(day, 'YYYY-MM-DD')"
         case .month: "to_char(day, 'YYYY-MM')"
         case .product: "product_id"
+        case .country: "country"
         }
         let full = query.commission.percent(reducedRate: false)
         let reduced = query.commission.percent(reducedRate: true)
@@ -162,10 +186,12 @@ extension ReadModels {
             """).map { row in
             let net: Int64 = try row.decode(6)
             let commission: Int64 = try row.decode(7)
+            // No price point is read yet: every line's proceeds are the plan's estimate, and the
+            // tax Apple keeps is not known (so 0: net = commission + proceeds).
             return RevenueRow(
                 key: try row.decode(0), currency: try row.decode(1), purchases: try row.decode(2), refunds: try row.decode(3),
                 grossMinor: try row.decode(4), refundedMinor: try row.decode(5), netMinor: net, commissionMinor: commission,
-                proceedsMinor: net - commission)
+                proceedsMinor: net - commission, taxMinor: 0, proceedsEstimated: true)
         }
     }
 }

@@ -1,3 +1,4 @@
+import AppStore
 import Ledger
 
 /// One line for people per event, in the words a support agent would paste into a reply.
@@ -37,10 +38,19 @@ enum TimelineSummary {
             let purchased = d.purchaseDateMs.map { ", purchased \(RevenueDay.iso8601($0))" } ?? ""
             let expires = d.expiresDateMs.map { ", expires \(RevenueDay.iso8601($0))" } ?? ""
             return "Delivered \(d.quantity) × \(d.productId) to user \(d.userId)\(grants.isEmpty ? "" : " (\(grants))"): transaction \(d.transactionId)"
-                + " (original \(d.originalTransactionId)), \(d.environment)\(purchased)\(expires), matched by \(d.match.rawValue)"
+                + " (original \(d.originalTransactionId))\(Self.storefront(d.storefront)), \(d.environment)\(purchased)\(expires)"
+                + "\(Self.commitment(d.billingPlanType, d.commitment)), matched by \(d.match.rawValue)"
         case .subscriptionRenewalSeen(let r):
             let expires = r.expiresDateMs.map { " until \(RevenueDay.iso8601($0))" } ?? ""
-            return "Subscription \(r.originalTransactionId) renewed: transaction \(r.transactionId)\(expires) (seen in \(r.source))"
+            return "Subscription \(r.originalTransactionId) renewed: transaction \(r.transactionId)\(Self.storefront(r.storefront))\(expires)"
+                + "\(Self.commitment(r.billingPlanType, r.commitment)) (seen in \(r.source))"
+        case .transactionInfoRecorded(let i):
+            let sold = Storefront.countryCode(i.storefront).map { "sold in \($0)" } ?? "Apple named no storefront"
+            let price = i.priceMilliunits.flatMap { milliunits in
+                i.currency.flatMap { ISO4217.isCode($0) ? " for \(Money.fromMilliunits(milliunits, currency: $0).decimal) \($0)" : nil }
+            } ?? ""
+            return "Apple's Get Transaction Info (\(i.environment)) on transaction \(i.transactionId) (original \(i.originalTransactionId)): "
+                + "\(sold)\(price) (document sha256 \(i.documentSha256.prefix(12))…)"
         case .subscriptionObserved(let o):
             return "Subscription \(o.originalTransactionId) state seen: \(o.entries.count) transactions (\(o.source))"
         case .ownershipClaimed(let c):
@@ -102,6 +112,19 @@ enum TimelineSummary {
         default: ", refunded \(RefundFraction.percentText(r.fractionMilli))\(taken)"
         }
         return "\(what) on \(on): \(transaction)\(share)\(reason)"
+    }
+
+    /// " in USA" for a recorded storefront, nothing without one.
+    private static func storefront(_ storefront: String?) -> String {
+        Storefront.countryCode(storefront).map { " in \($0)" } ?? ""
+    }
+
+    /// ", instalment 3 of 12 of a commitment (MONTHLY)" for a transaction billed against a
+    /// commitment, ", billing plan BILLED_UPFRONT" for a plan alone, nothing without either.
+    private static func commitment(_ plan: String?, _ commitment: Commitment?) -> String {
+        guard let commitment else { return plan.map { ", billing plan \($0)" } ?? "" }
+        let number = commitment.periodNumber.map(String.init) ?? "?", total = commitment.totalPeriods.map(String.init) ?? "?"
+        return ", instalment \(number) of \(total) of a commitment" + (plan.map { " (\($0))" } ?? "")
     }
 
     /// `{"coins": 34}` as "34 coins", units in order.

@@ -23,6 +23,10 @@ public struct LedgerConfiguration: Sendable {
     public var sampleContentProvided: Bool = false
     /// `LEDGER_RECONCILE_INTERVAL`: how often `serve` reconciles with Apple; nil never.
     public var reconcileInterval: Duration? = .seconds(3600)
+    /// How often `serve` asks Apple's Get Transaction Info about the sales seen only in
+    /// receipts (when the Server API is configured); nil never. Not an environment setting:
+    /// tests and embedders set it.
+    public var transactionInfoInterval: Duration? = .seconds(60)
 
     public init(
         bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,

@@ -13,6 +13,9 @@ public struct AppleOrderView: Sendable, Hashable {
         public var productId: String
         /// The user the ledger delivered it to; nil when the ledger never recorded it.
         public var userId: String?
+        /// The storefront's country Apple signed (ISO 3166-1 alpha-3, `Storefront.countryCode`);
+        /// nil when it named none.
+        public var storefront: String? = nil
     }
 
     public var orderId: String
@@ -68,7 +71,7 @@ extension PurchaseService {
                 let id = t.transactionId ?? ""
                 return AppleOrderView.Transaction(
                     transactionId: id, originalTransactionId: t.originalTransactionId ?? id, productId: t.productId ?? "",
-                    userId: records[id]?.userId)
+                    userId: records[id]?.userId, storefront: Storefront.countryCode(t.storefront))
             })
         }
         return nil

@@ -161,7 +161,7 @@ public struct LedgerReads: Sendable {
         }
     }
 
-    // MARK: - Subscriptions to ask Apple about
+    // MARK: - What to ask Apple about
 
     /// Subscriptions whose every known period ended before `nowMs`, none refunded, while the
     /// newest renewal information (if any) still said they would renew: a renewal or an expiry
@@ -176,6 +176,75 @@ public struct LedgerReads: Sendable {
                 HAVING max(e.expires_date_ms) < \(nowMs) AND bool_and(e.cancellation_date_ms IS NULL)
                 ORDER BY max(e.expires_date_ms) LIMIT \(Int64(limit))
                 """).map { (try $0.decode(0), try $0.decode(1)) }
+        }
+    }
+
+    /// A sale the ledger knows only from verifyReceipt's answer (no storefront, no price as
+    /// Apple signed it), not yet asked of Apple's Get Transaction Info.
+    public struct ReceiptOnlySale: Sendable, Hashable {
+        /// The position of its `PurchaseDelivered` or `SubscriptionRenewalSeen`.
+        public var position: Int64
+        public var transactionId: String
+        public var originalTransactionId: String
+        /// `Production` or `Sandbox`, as Apple's receipt said.
+        public var environment: String
+    }
+
+    /// The sales after `position` seen only in receipts, oldest first, and the log's head when
+    /// they were read (one statement, one snapshot: every such sale at or before `head` and not
+    /// listed has its `TransactionInfoRecorded`, so a caller that remembers `head`, or the last
+    /// listed position of a full page, never scans that past again).
+    ///
+    /// A sale is a `PurchaseDelivered` or `SubscriptionRenewalSeen` of the environments the
+    /// App Store Server API serves (`Production`, `Sandbox`) whose evidence came from
+    /// verifyReceipt: a submission of kind `receipt` (its `submission_id`, or a renewal's
+    /// `source`), or a renewal shown by a v1 notification (`source` `notification:<id>`, whose
+    /// body is verifyReceipt's `unified_receipt`). Signed transactions, restores (Apple's
+    /// signed history), v2 notifications and status answers carry Apple's signed transaction
+    /// already; imports ask nothing of Apple; a Family Sharing member's access is no sale. A
+    /// sale with a `Streams.transactionInfo` stream was asked about and recorded.
+    public func receiptOnlySales(after position: Int64, limit: Int = 100) async throws -> (sales: [ReceiptOnlySale], head: Int64) {
+        // The streams' prefixes, spelled by `Streams` (each is its function of ""), and the
+        // `source` a notification's effects carry (`PurchaseService.recordNotification`).
+        let submissions = Streams.submission("")
+        let notifications = Streams.notification("")
+        let transactionInfo = Streams.transactionInfo("")
+        let notificationSource = "notification:"
+        return try await pool.withConnection { connection in
+            let rows = try connection.query(.prepared("""
+                SELECT h.head, s.position, s.transaction_id, s.original_transaction_id, s.environment
+                FROM (SELECT coalesce(max(position), 0) AS head FROM events) h
+                LEFT JOIN LATERAL (
+                    SELECT d.position, d.payload->>'transaction_id' AS transaction_id,
+                           d.payload->>'original_transaction_id' AS original_transaction_id, d.payload->>'environment' AS environment
+                    FROM events d
+                    WHERE d.event_type IN ('PurchaseDelivered', 'SubscriptionRenewalSeen') AND d.position > \(position)
+                      AND d.payload->>'environment' IN ('Production', 'Sandbox')
+                      AND d.payload->'family_shared' IS DISTINCT FROM 'true'::jsonb
+                      AND (EXISTS (
+                              SELECT 1 FROM events r
+                              WHERE r.stream_id = \(submissions) || coalesce(d.payload->>'submission_id', d.payload->>'source')
+                                AND r.stream_version = 1 AND r.event_type = 'ReceiptSubmitted' AND r.payload->>'kind' = 'receipt')
+                           OR (starts_with(d.payload->>'source', \(notificationSource)) AND EXISTS (
+                              SELECT 1 FROM events n
+                              WHERE n.stream_id = \(notifications) || substr(d.payload->>'source', length(\(notificationSource)) + 1)
+                                AND n.stream_version = 1 AND n.event_type = 'AppleNotificationReceived' AND n.payload->>'version' = 'v1')))
+                      AND NOT EXISTS (
+                          SELECT 1 FROM events i WHERE i.stream_id = \(transactionInfo) || (d.payload->>'transaction_id') AND i.stream_version = 1)
+                    ORDER BY d.position LIMIT \(Int64(limit))
+                ) s ON true
+                """))
+            var head = position
+            var sales: [ReceiptOnlySale] = []
+            for row in rows {
+                head = try row.decode(0)
+                guard let at: Int64 = try row.decode(1), let transactionId: String = try row.decode(2) else { continue }
+                let original: String? = try row.decode(3)
+                sales.append(ReceiptOnlySale(
+                    position: at, transactionId: transactionId, originalTransactionId: original ?? transactionId,
+                    environment: try row.decode(4)))
+            }
+            return (sales, head)
         }
     }
 

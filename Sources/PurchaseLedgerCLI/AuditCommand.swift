@@ -13,8 +13,8 @@ struct AuditCommand: AsyncParsableCommand {
     struct Revenue: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "revenue",
-            abstract: "Revenue between two days (UTC, inclusive): gross, refunded, net, Apple's commission (LEDGER_COMMISSION) and proceeds, per currency.",
-            discussion: "Refunds count on the day they happened. Sandbox purchases are reported only with --environment Sandbox. csv and table show amounts in major units (0.99); json in integer minor units, as the HTTP API.")
+            abstract: "Revenue between two days (UTC, inclusive): gross, refunded, net, tax, Apple's commission (LEDGER_COMMISSION) and proceeds, per currency.",
+            discussion: "Refunds count on the day they happened. Sandbox purchases are reported only with --environment Sandbox. csv and table show amounts in major units (0.99); json in integer minor units, as the HTTP API. Until Apple's price points are read, proceeds are the commission plan's estimate (proceeds_estimated true) and tax is 0.")
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
             case table, csv, json
@@ -28,7 +28,7 @@ struct AuditCommand: AsyncParsableCommand {
         @Option(help: "Last day, YYYY-MM-DD (UTC, inclusive)")
         var to: String
 
-        @Option(name: .customLong("group-by"), help: "day, month or product")
+        @Option(name: .customLong("group-by"), help: "day, month, product or country (the storefront's ISO 3166-1 alpha-3 code, or unknown)")
         var groupBy: String = "day"
 
         @Option(help: "Production or Sandbox")
@@ -43,7 +43,7 @@ struct AuditCommand: AsyncParsableCommand {
 
         func query() throws -> RevenueQuery {
             guard let grouping = RevenueQuery.Grouping(rawValue: groupBy) else {
-                throw ValidationError("--group-by is day, month or product, not \(groupBy)")
+                throw ValidationError("--group-by is \(RevenueQuery.Grouping.listed), not \(groupBy)")
             }
             do {
                 return try RevenueQuery(

@@ -117,12 +117,22 @@ struct NotificationShapeTests {
         }
     }
 
-    @Test("Apple's transaction and renewal info fixtures read their billing plan")
+    @Test("Apple's transaction and renewal info fixtures read their billing plan and commitment")
     func billingPlans() throws {
         let transaction = try Fixtures.decode(SignedTransaction.self, "jws-decoded-transaction-autorenew-asslib.json")
         #expect(transaction.rawBillingPlanType == "MONTHLY" && transaction.billingPlanType == .monthly)
+        #expect(transaction.commitmentInfo == TransactionCommitmentInfo(
+            billingPeriodNumber: 3, totalBillingPeriods: 12, commitmentPrice: 119_880, commitmentExpiresDate: 1_698_150_000_000))
         let renewal = try Fixtures.decode(SignedRenewalInfo.self, "jws-decoded-renewalinfo-billing-retry-grace-asslib.json")
         #expect(renewal.renewalBillingPlanType == .monthly)
+        #expect(renewal.commitmentInfo?.commitmentAutoRenewProductId == "com.example.product.commitment")
+        #expect(renewal.commitmentInfo?.commitmentWillAutoRenew == true)
+        #expect(renewal.commitmentInfo?.commitmentRenewalBillingPlanType == .monthly)
+        #expect(renewal.commitmentInfo?.commitmentRenewalDate == 1_698_149_500_000)
+        #expect(renewal.commitmentInfo?.commitmentRenewalPrice == 9990)
+        // Both survive a round trip through their own encoding.
+        #expect(try JSONDecoder().decode(SignedTransaction.self, from: try JSONEncoder().encode(transaction)) == transaction)
+        #expect(try JSONDecoder().decode(SignedRenewalInfo.self, from: try JSONEncoder().encode(renewal)) == renewal)
     }
 
     @Test("values Apple adds later are kept verbatim, typed as unknown, and survive a round trip")

@@ -28,7 +28,8 @@ struct LedgerHarness: Sendable {
           {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"},
           {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 299, "currency": "USD"},
           {"product_id": "com.example.pro.monthly", "kind": "auto_renewable", "price_minor": 499, "currency": "USD"},
-          {"product_id": "com.example.pro.yearly", "kind": "auto_renewable", "price_minor": 4999, "currency": "USD"}
+          {"product_id": "com.example.pro.yearly", "kind": "auto_renewable", "price_minor": 4999, "currency": "USD"},
+          {"product_id": "com.example.pro.committed", "kind": "auto_renewable", "price_minor": 499, "currency": "USD"}
         ]}
         """
 
@@ -54,7 +55,7 @@ struct LedgerHarness: Sendable {
         policy: TransferPolicy = .keep, sharedSecret: String? = nil, retry: RetryPolicy = RetryPolicy(base: .milliseconds(50), maximum: .milliseconds(400), clientRetryAfterSeconds: 1),
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
         askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false, readDatabase: String? = nil,
-        clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false,
+        clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false, transactionInfoInterval: Duration? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -66,7 +67,7 @@ struct LedgerHarness: Sendable {
             policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
             verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
-            machineFollowsSimulator: machineFollowsSimulator)
+            machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -116,6 +117,9 @@ struct LedgerHarness: Sendable {
         /// The machine's clock (retries, Server API tokens, console sessions and sign-in
         /// limits) follows the simulator's too, for tests that move time past a console limit.
         var machineFollowsSimulator: Bool = false
+        /// How often the server asks Get Transaction Info about sales seen only in receipts
+        /// (with `askApple`); nil: never, so tests that count Apple's calls count only theirs.
+        var transactionInfoInterval: Duration? = nil
     }
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -147,6 +151,7 @@ struct LedgerHarness: Sendable {
             clock: settings.clock ?? WallClock({ simulator.nowMilliseconds }), machineClock: settings.clock ?? (settings.machineFollowsSimulator ? WallClock({ simulator.nowMilliseconds }) : .system))
         // Tests reconcile when they mean to, not at start.
         configuration.ledger.reconcileInterval = nil
+        configuration.ledger.transactionInfoInterval = settings.transactionInfoInterval
         configuration.ledger.refundPreference = settings.refundPreference
         configuration.consoleInsecureCookies = !settings.secureCookies
         configuration.readConninfo = settings.readDatabase

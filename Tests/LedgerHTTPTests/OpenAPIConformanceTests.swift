@@ -255,6 +255,8 @@ struct OpenAPIConformanceTests {
             let revenue = OpenAPIOperation("GET", "/v1/reports/revenue")
             conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=product", token: LedgerHarness.financeToken),
                     "revenue by product", status: 200)
+            conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=country", token: LedgerHarness.financeToken),
+                    "revenue by country", status: 200)
             conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=week", token: LedgerHarness.financeToken),
                     "revenue by an unknown grouping", status: 400, code: "invalid_request")
             conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31"),

@@ -26,14 +26,17 @@ struct RevenueFlowTests {
         try await ledger.eventually("\(renewals) renewals are seen") { try await ledger.count("SubscriptionRenewalSeen") >= renewals }
     }
 
-    /// Every row keeps gross − refunded = net and net − commission = proceeds, and the rows of
-    /// each currency add up to its total.
+    /// Every row keeps gross − refunded = net and net − tax − commission = proceeds, and the rows
+    /// of each currency add up to its total. No price point is read yet: tax is 0 and every
+    /// row's proceeds are estimated.
     func expectConsistent(_ rows: [[String: any Sendable]], _ totals: [[String: any Sendable]]) {
-        let fields = ["purchases", "refunds", "gross_minor", "refunded_minor", "net_minor", "commission_minor", "proceeds_minor"]
+        let fields = ["purchases", "refunds", "gross_minor", "refunded_minor", "net_minor", "tax_minor", "commission_minor", "proceeds_minor"]
         for row in rows + totals {
             let n = { (field: String) in (row[field] as? Int) ?? Int.min }
             #expect(n("gross_minor") - n("refunded_minor") == n("net_minor"), "\(row)")
-            #expect(n("net_minor") - n("commission_minor") == n("proceeds_minor"), "\(row)")
+            #expect(n("net_minor") - n("tax_minor") - n("commission_minor") == n("proceeds_minor"), "\(row)")
+            #expect(n("tax_minor") == 0, "\(row)")
+            #expect(row["proceeds_estimated"] as? Bool == true, "\(row)")
         }
         for total in totals {
             let currency = total["currency"] as? String

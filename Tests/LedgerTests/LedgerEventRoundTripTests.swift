@@ -35,16 +35,21 @@ struct LedgerEventRoundTripTests {
             transactionId: "T1", originalTransactionId: "T0", productId: Given.monthly, kind: .autoRenewable, quantity: 1,
             userId: Given.alice, orderId: "o-1", environment: "Sandbox", purchaseDateMs: t0, expiresDateMs: t0 + 30 * Given.day,
             priceMilliunits: 4990, currency: "EUR", appAccountToken: "6f1c2a5e-1111-4000-8000-000000000001",
-            appTransactionId: "704289572", isTrial: true, grants: ["gold_coins": 5], submissionId: "sub-1", match: .accountSwitched)),
+            appTransactionId: "704289572", isTrial: true, grants: ["gold_coins": 5], submissionId: "sub-1", match: .accountSwitched,
+            familyShared: true, storefront: "DEU", billingPlanType: "MONTHLY",
+            commitment: Commitment(periodNumber: 1, totalPeriods: 12, priceMilliunits: 59_880, expiresDateMs: t0 + 365 * Given.day))),
         .subscriptionRenewalSeen(SubscriptionRenewalSeen(
             transactionId: "T2", originalTransactionId: "T0", productId: Given.monthly, userId: Given.alice, environment: "Sandbox",
             purchaseDateMs: t0 + 30 * Given.day, expiresDateMs: t0 + 60 * Given.day, isTrial: false, priceMilliunits: 4990,
-            currency: "EUR", source: "notification-1")),
+            currency: "EUR", source: "notification-1", familyShared: true, storefront: "FRA", billingPlanType: "QUARTERLY",
+            commitment: Commitment(periodNumber: 2, totalPeriods: nil, priceMilliunits: nil, expiresDateMs: nil))),
         .subscriptionObserved(SubscriptionObserved(
             originalTransactionId: "T0", environment: "Sandbox",
             entries: [SubscriptionEntry(
                 transactionId: "T2", productId: Given.monthly, purchaseDateMs: t0, expiresDateMs: nil,
-                cancellationDateMs: t0 + Given.day, isTrial: true, isUpgraded: true)],
+                cancellationDateMs: t0 + Given.day, isTrial: true, isUpgraded: true, billingPlanType: "MONTHLY",
+                commitment: Commitment(periodNumber: 2, totalPeriods: 12, priceMilliunits: 59_880, expiresDateMs: t0 + 365 * Given.day),
+                priceMilliunits: 4990, currency: "EUR")],
             renewal: RenewalObservation(
                 observedAtMs: t0, autoRenew: false, autoRenewProductId: Given.yearly, inBillingRetry: true,
                 gracePeriodExpiresMs: t0 + 16 * Given.day),
@@ -82,13 +87,16 @@ struct LedgerEventRoundTripTests {
                 userId: Given.alice, environment: "Production", grants: ["coins": 100], refundedAtMs: t0, reason: 0,
                 revocation: "refund", source: "n-3"),
             reversedAtMs: t0 + Given.day, source: "n-4")),
+        .transactionInfoRecorded(TransactionInfoRecorded(
+            transactionId: "T1", originalTransactionId: "T0", environment: "Production", storefront: "GBR", priceMilliunits: 4990,
+            currency: "GBP", documentSha256: "0e", recordedAtMs: t0, source: "get-transaction-info")),
     ]
 
     @Test("the examples cover every kind of event once")
     func examplesCoverEveryKind() {
         let types = Self.examples.map { $0.type }
-        #expect(Set(types).count == 22)
-        #expect(types.count == 22)
+        #expect(Set(types).count == 23)
+        #expect(types.count == 23)
         #expect(Self.examples.allSatisfy { $0.payload != nil })
     }
 
@@ -109,6 +117,17 @@ struct LedgerEventRoundTripTests {
         #expect(json.contains(#""match":"account_switched""#))
         #expect(!json.contains("transactionId"))
         #expect(json.hasPrefix(#"{"app_account_token":"#))
+        #expect(json.contains(#""storefront":"DEU""#))
+    }
+
+    @Test("a delivery recorded before storefronts were has none, and Get Transaction Info's answer is stored in snake_case")
+    func storefrontFields() throws {
+        let old = #"{"transaction_id":"T1","original_transaction_id":"T1","product_id":"p","kind":"consumable","quantity":1,"user_id":"u","environment":"Production","is_trial":false,"grants":{},"submission_id":"s","match":"no_order"}"#
+        let delivered = try #require(try LedgerEvent(type: PurchaseDelivered.eventType, payload: Data(old.utf8)).asDelivered)
+        #expect(delivered.storefront == nil)
+        let info = try #require(Self.examples.first { $0.type == TransactionInfoRecorded.eventType }?.payload)
+        let json = String(decoding: try info.encoded(), as: UTF8.self)
+        #expect(json == #"{"currency":"GBP","document_sha256":"0e","environment":"Production","original_transaction_id":"T0","price_milliunits":4990,"recorded_at_ms":1700000000000,"source":"get-transaction-info","storefront":"GBR","transaction_id":"T1"}"#)
     }
 
     @Test("an event type this build does not know is kept as unknown")

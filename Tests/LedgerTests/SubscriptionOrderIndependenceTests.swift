@@ -120,8 +120,8 @@ struct SubscriptionOrderIndependenceTests {
 }
 
 /// The rows `ProjectionSQL` keeps for one subscription, in memory: entries merged by transaction
-/// id (purchase date: first non-null; expiry: greatest; cancellation: least; flags: OR; product:
-/// first), and the renewal observation with the newest `observed_at_ms` (the events here never tie).
+/// id (purchase date, billing plan, commitment field by field, price, currency: first non-null;
+/// expiry: greatest; cancellation: least; flags: OR; product: first), and the renewal observation with the newest `observed_at_ms` (the events here never tie).
 struct MergedSubscription: Equatable {
     var entries: [String: SubscriptionEntry] = [:]
     var renewal: RenewalObservation?
@@ -138,6 +138,10 @@ struct MergedSubscription: Equatable {
             row.cancellationDateMs = Self.least(row.cancellationDateMs, e.cancellationDateMs)
             row.isTrial = row.isTrial || e.isTrial
             row.isUpgraded = row.isUpgraded || e.isUpgraded
+            row.billingPlanType = row.billingPlanType ?? e.billingPlanType
+            row.commitment = Commitment.merged(row.commitment, e.commitment)
+            row.priceMilliunits = row.priceMilliunits ?? e.priceMilliunits
+            row.currency = row.currency ?? e.currency
             entries[e.transactionId] = row
         case .observeRenewal(_, let r):
             if renewal.map({ r.observedAtMs > $0.observedAtMs }) ?? true { renewal = r }

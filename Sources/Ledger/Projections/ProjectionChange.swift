@@ -34,6 +34,11 @@ public enum ProjectionChange: Sendable, Hashable {
     /// A reversed refund: what the refund took (`fractionMilli` of the sale) counts again,
     /// dated the day of the reversal.
     case addRevenueReversal(transactionId: String, atMs: Int64, fractionMilli: Int64 = 100_000)
+    /// What Apple's Get Transaction Info said of a transaction, kept whether or not its sale
+    /// line exists yet: its lines (sale, refund, reversal) whose country is unknown take
+    /// `country`, and those priced from the catalog take `applePrice` (a refund's or reversal's
+    /// its share of it); a sale line added later takes both as if its event had carried them.
+    case setRevenueTransactionInfo(transactionId: String, country: String?, applePrice: Money?)
     /// The event at `position` concerns `subject` (TimelineProjection's names).
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.
@@ -129,12 +134,14 @@ public struct EntitlementsProjection: PlacelessProjection {
 }
 
 /// Subscriptions per `original_transaction_id`: every transaction Apple showed of it and its
-/// newest renewal state; `SubscriptionSummary` turns them into status and expiry.
+/// newest renewal state; `SubscriptionSummary` turns them into status, expiry and where a
+/// commitment stands.
 public struct SubscriptionsProjection: PlacelessProjection {
     public init() {}
     public let name = "subscriptions"
     /// 2: an upgraded transaction's revocation marks its entry upgraded, so it ends no access.
-    public let version: Int32 = 2
+    /// 3: each entry keeps Apple's billing plan, commitment and price (commitment plans).
+    public let version: Int32 = 3
     public let tables = ["projection_subscription_entries", "projection_subscription_renewals"]
 
     public func changes(for event: LedgerEvent) -> [ProjectionChange] {
@@ -142,11 +149,13 @@ public struct SubscriptionsProjection: PlacelessProjection {
         case .purchaseDelivered(let d) where d.kind == .autoRenewable:
             return [.mergeSubscriptionEntry(originalTransactionId: d.originalTransactionId, environment: d.environment, entry: SubscriptionEntry(
                 transactionId: d.transactionId, productId: d.productId, purchaseDateMs: d.purchaseDateMs, expiresDateMs: d.expiresDateMs,
-                cancellationDateMs: nil, isTrial: d.isTrial, isUpgraded: false))]
+                cancellationDateMs: nil, isTrial: d.isTrial, isUpgraded: false, billingPlanType: d.billingPlanType,
+                commitment: d.commitment, priceMilliunits: d.priceMilliunits, currency: d.currency))]
         case .subscriptionRenewalSeen(let r):
             return [.mergeSubscriptionEntry(originalTransactionId: r.originalTransactionId, environment: r.environment, entry: SubscriptionEntry(
                 transactionId: r.transactionId, productId: r.productId, purchaseDateMs: r.purchaseDateMs, expiresDateMs: r.expiresDateMs,
-                cancellationDateMs: nil, isTrial: r.isTrial, isUpgraded: false))]
+                cancellationDateMs: nil, isTrial: r.isTrial, isUpgraded: false, billingPlanType: r.billingPlanType,
+                commitment: r.commitment, priceMilliunits: r.priceMilliunits, currency: r.currency))]
         case .subscriptionObserved(let o):
             var changes = o.entries.map { ProjectionChange.mergeSubscriptionEntry(originalTransactionId: o.originalTransactionId, environment: o.environment, entry: $0) }
             if let renewal = o.renewal { changes.append(.observeRenewal(originalTransactionId: o.originalTransactionId, renewal: renewal)) }

@@ -9,15 +9,21 @@ import AppStore
 /// Apple states no amount) makes no line. Apple's commission is applied when reporting
 /// (`CommissionPlan`), so changing `LEDGER_COMMISSION` needs no rebuild; the line keeps what the
 /// rate depends on.
+///
+/// Each line keeps its sale's country, the storefront Apple signed (`Storefront.unknown` where
+/// Apple never said); for a sale seen only in a receipt, Apple's Get Transaction Info
+/// (`TransactionInfoRecorded`) supplies the country, and Apple's price where the catalog's stood
+/// in, whichever of the sale and the answer the log holds first.
 public struct RevenueProjection: Projection {
     public init() {}
     public let name = "revenue"
     /// 3: the year of paid service resets after a lapse of over 60 days, and leaves out sales
     /// refunded before the sale it rates. 4: each line keeps its quantity (App Store Connect
     /// reports count units). 5: refunds of a share (prorated refunds, upgrades) and their
-    /// reversals move that share; Family Sharing revocations move no money.
-    public let version: Int32 = 5
-    public let tables = ["projection_revenue_prices", "projection_revenue_lines"]
+    /// reversals move that share; Family Sharing revocations move no money. 6: each line keeps
+    /// its sale's country and whether Apple priced it; Get Transaction Info's answers are kept.
+    public let version: Int32 = 6
+    public let tables = ["projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info"]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
         switch event {
@@ -35,14 +41,14 @@ public struct RevenueProjection: Projection {
                 transactionId: d.transactionId, originalTransactionId: d.originalTransactionId, productId: d.productId, kind: d.kind,
                 userId: d.userId, environment: d.environment, purchaseDateMs: purchased,
                 serviceMs: d.expiresDateMs.map { $0 - purchased }, quantity: d.quantity,
-                applePrice: Self.applePrice(d.priceMilliunits, d.currency)))]
+                applePrice: Self.applePrice(d.priceMilliunits, d.currency), country: Storefront.countryCode(d.storefront)))]
         case .subscriptionRenewalSeen(let r):
             guard !r.isTrial, r.familyShared != true, let purchased = r.purchaseDateMs else { return [] }
             return [.addRevenueSale(RevenueSale(
                 transactionId: r.transactionId, originalTransactionId: r.originalTransactionId, productId: r.productId,
                 kind: .autoRenewable, userId: r.userId, environment: r.environment, purchaseDateMs: purchased,
                 serviceMs: r.expiresDateMs.map { $0 - purchased }, quantity: 1,
-                applePrice: Self.applePrice(r.priceMilliunits, r.currency)))]
+                applePrice: Self.applePrice(r.priceMilliunits, r.currency), country: Storefront.countryCode(r.storefront)))]
         case .purchaseRefunded(let r):
             guard r.fractionMilli > 0 else { return [] }
             return [.addRevenueRefund(transactionId: r.transactionId, atMs: r.refundedAtMs, fractionMilli: r.fractionMilli)]
@@ -50,6 +56,12 @@ public struct RevenueProjection: Projection {
             // Gives back exactly what the refund took.
             guard v.refund.fractionMilli > 0 else { return [] }
             return [.addRevenueReversal(transactionId: v.refund.transactionId, atMs: v.reversedAtMs, fractionMilli: v.refund.fractionMilli)]
+        case .transactionInfoRecorded(let i):
+            // Checked again, as the sales' are: only a country code and ISO 4217 money count.
+            let country = Storefront.countryCode(i.storefront)
+            let price = Self.applePrice(i.priceMilliunits, i.currency)
+            guard country != nil || price != nil else { return [] }
+            return [.setRevenueTransactionInfo(transactionId: i.transactionId, country: country, applePrice: price)]
         default:
             return []
         }
@@ -81,6 +93,9 @@ public struct RevenueSale: Sendable, Hashable {
     public var quantity: Int64
     /// Apple's price for the whole transaction, when its answer carried one.
     public var applePrice: Money?
+    /// The storefront's country (ISO 3166-1 alpha-3, `Storefront.countryCode`), when Apple
+    /// signed one; the line says `Storefront.unknown` otherwise, until Get Transaction Info does.
+    public var country: String? = nil
 
     /// The UTC day of the sale, `YYYY-MM-DD`.
     public var day: String { RevenueDay.of(purchaseDateMs) }

@@ -16,6 +16,9 @@ public struct SubscriptionSummary: Sendable, Hashable {
     public var expiresAtMs: Int64?
     public var autoRenew: Bool?
     public var inTrial: Bool
+    /// Where its commitment stands, when its latest transaction is an instalment of one
+    /// (`billingPlanType` and `commitmentInfo`, API 1.21); nil otherwise.
+    public var commitment: CommitmentStanding?
 
     /// - Parameters:
     ///   - entries: every transaction of the subscription, merged by transaction id.
@@ -38,6 +41,7 @@ public struct SubscriptionSummary: Sendable, Hashable {
         expiresAtMs = end(latest)
         inTrial = latest.isTrial && (latest.expiresDateMs ?? Int64.min) > nowMs && latest.cancellationDateMs == nil
         autoRenew = renewal?.autoRenew
+        commitment = CommitmentStanding(latest)
         if !live.isEmpty, live.allSatisfy({ $0.cancellationDateMs != nil }) {
             status = .revoked
         } else if let expires = expiresAtMs, expires > nowMs {

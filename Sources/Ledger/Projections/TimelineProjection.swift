@@ -84,6 +84,9 @@ public struct TimelineProjection: Projection {
             about = o.transactionIds.map(transaction)
         case .transactionHistoryRead(let h):
             about = [submission(h.submissionId)]
+        case .transactionInfoRecorded(let i):
+            about = [transaction(i.transactionId)]
+            if i.originalTransactionId != i.transactionId { links = [(transaction(i.originalTransactionId), transaction(i.transactionId))] }
         case .refundReversed(let v):
             about = [transaction(v.refund.transactionId)]
             links = [(user(v.refund.userId), transaction(v.refund.transactionId))]

@@ -106,7 +106,10 @@ import Testing
             let csv = try await browser.get("/console/revenue.csv?from=\(day)&to=\(day)&group_by=product&environment=Production")
             #expect(csv.status == 200)
             #expect(csv.header("Content-Disposition")?.hasPrefix("attachment;") == true)
-            #expect(csv.body.hasPrefix("product,currency,purchases,refunds,gross,refunded,net,commission,proceeds\r\ncom.example.removeads,USD,1,0,2.99,"))
+            #expect(csv.body.hasPrefix(
+                "product,currency,purchases,refunds,gross,refunded,net,commission,proceeds,tax,proceeds_estimated\r\ncom.example.removeads,USD,1,0,2.99,"))
+            #expect(csv.body.components(separatedBy: "\r\n").filter { !$0.isEmpty }.dropFirst().allSatisfy { $0.hasSuffix(",0.00,true") }, "\(csv.body)")
+            #expect(page.body.contains("id=\"proceeds-estimated\""), "the page says the proceeds are estimated")
             let api = try await ledger.get("/v1/reports/revenue?from=\(day)&to=\(day)&group_by=product", token: LedgerHarness.financeToken)
             let json = try await browser.get("/console/revenue.json?from=\(day)&to=\(day)&group_by=product&environment=Production")
             let fromConsole = try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? NSDictionary
