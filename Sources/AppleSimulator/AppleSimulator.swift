@@ -36,6 +36,8 @@ public final class AppleSimulator: Sendable {
     let logger: Logger
     /// Checks Server API tokens; nil when `configuration.serverAPI` is (every call is then 401).
     let serverAPIVerifier: ServerAPITokenVerifier?
+    /// Checks App Store Connect tokens (price points); nil when `configuration.connectPublicKeyPEM` is.
+    let connectAPIVerifier: ConnectAPITokenVerifier?
 
     /// Creates a simulator with an empty store, its clock at `configuration.start`, and a fresh CA.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "AppleSimulator")) throws {
@@ -44,6 +46,10 @@ public final class AppleSimulator: Sendable {
         self.certificateAuthority = try SimulatorCertificateAuthority(
             validFrom: min(configuration.start, Date()), validUntil: max(configuration.start, Date()))
         self.serverAPIVerifier = try configuration.serverAPI.map { try ServerAPITokenVerifier($0) }
+        self.connectAPIVerifier = try configuration.connectPublicKeyPEM.map {
+            try ConnectAPITokenVerifier(
+                publicKeyPEM: $0, keyId: configuration.connectKeyId, issuerId: configuration.connectIssuerId)
+        }
         let startMs = Millis.of(configuration.start)
         self.core = Mutex(
             Core(

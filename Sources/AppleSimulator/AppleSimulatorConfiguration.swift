@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 extension AppleSimulator {
@@ -28,6 +29,18 @@ extension AppleSimulator {
         /// What the App Store Server API (`/inApps/...`) accepts as the `Authorization: Bearer`
         /// JWT; nil: every Server API call answers 401, as Apple does for a key it does not know.
         public var serverAPI: ServerAPIAuthentication?
+        /// The P-256 public key (PEM) of the App Store Connect API key whose JWTs the price-point
+        /// endpoints (`/v2/inAppPurchases/{id}/pricePoints`, `/v1/subscriptions/{id}/pricePoints`)
+        /// accept; nil: every such call answers 401 `NOT_AUTHORIZED`. A different key from
+        /// `serverAPI`'s, as at Apple.
+        public var connectPublicKeyPEM: String?
+        /// The header `kid` App Store Connect tokens must carry; nil: any.
+        public var connectKeyId: String?
+        /// The `iss` App Store Connect tokens must carry; nil: any (one must be present).
+        public var connectIssuerId: String?
+        /// VAT/GST changes on the simulated clock: from each one's date, the price points of its
+        /// territory pay proceeds at its rate (`PriceTerritory.all` holds the rates before).
+        public var taxChanges: [TaxChange] = []
 
         public init() {}
 
@@ -58,6 +71,16 @@ extension AppleSimulator {
             {
                 serverAPI = try? ServerAPIAuthentication(
                     privateKeyPEM: pem, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+            }
+            // The App Store Connect key (price points): `APPLE_CONNECT_PRIVATE_KEY` (path of its
+            // `.p8`; the public key is derived), `APPLE_CONNECT_KEY_ID`, `APPLE_CONNECT_ISSUER_ID`.
+            if let path = environment["APPLE_CONNECT_PRIVATE_KEY"], !path.isEmpty,
+                let pem = try? String(contentsOfFile: path, encoding: .utf8),
+                let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
+            {
+                connectPublicKeyPEM = key.publicKey.pemRepresentation
+                connectKeyId = environment["APPLE_CONNECT_KEY_ID"].flatMap { $0.isEmpty ? nil : $0 }
+                connectIssuerId = environment["APPLE_CONNECT_ISSUER_ID"].flatMap { $0.isEmpty ? nil : $0 }
             }
         }
     }

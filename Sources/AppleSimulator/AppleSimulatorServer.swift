@@ -36,6 +36,10 @@ import ServiceLifecycle
 /// `PUT /inApps/v2/transactions/consumption/{id}`, `POST /inApps/v1/notifications/test`
 /// (`?environment=Production` to pick the environment, not Apple's), `GET /inApps/v1/notifications/test/{token}`.
 ///
+/// App Store Connect API price points (JWT checked against `Configuration.connectPublicKeyPEM`,
+/// else 401 `NOT_AUTHORIZED`): `GET /v2/inAppPurchases/{appleId}/pricePoints`,
+/// `GET /v1/subscriptions/{appleId}/pricePoints` (see `ConnectAPIRoutes`).
+///
 /// For outage tests, `RunningAppleSimulator.refuseConnections()` closes the port (connections are
 /// refused) and `acceptConnections()` serves again on the same port; there is no route for it,
 /// since the control API is behind the same port.
@@ -141,6 +145,7 @@ public struct AppleSimulatorServer: Sendable {
         }
         ControlRoutes(simulator: simulator).register(on: router)
         ServerAPIRoutes(simulator: simulator, logger: logger).register(on: router)
+        ConnectAPIRoutes(simulator: simulator, logger: logger).register(on: router)
         return Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "AppleSimulator"),
             onServerRunning: onRunning, logger: logger)

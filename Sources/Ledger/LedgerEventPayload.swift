@@ -45,6 +45,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case transactionHistoryRead(TransactionHistoryRead)
     case appStoreReportImported(AppStoreReportImported)
     case transactionInfoRecorded(TransactionInfoRecorded)
+    case pricePointsRefreshed(PricePointsRefreshed)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -77,6 +78,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case TransactionHistoryRead.eventType: self = .transactionHistoryRead(try decode(TransactionHistoryRead.self))
         case AppStoreReportImported.eventType: self = .appStoreReportImported(try decode(AppStoreReportImported.self))
         case TransactionInfoRecorded.eventType: self = .transactionInfoRecorded(try decode(TransactionInfoRecorded.self))
+        case PricePointsRefreshed.eventType: self = .pricePointsRefreshed(try decode(PricePointsRefreshed.self))
         default: self = .unknown(type: type)
         }
     }
@@ -110,6 +112,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .transactionHistoryRead(let p): p
         case .appStoreReportImported(let p): p
         case .transactionInfoRecorded(let p): p
+        case .pricePointsRefreshed(let p): p
         case .unknown: nil
         }
     }

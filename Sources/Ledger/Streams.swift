@@ -32,4 +32,7 @@ public enum Streams {
     public static func consent(userId: String) -> String { "consent-\(userId)" }
     /// One per App Store Connect report file, named by its sha256.
     public static func appStoreReport(_ sha256: String) -> String { "app-store-report-\(sha256)" }
+    /// Every price-point refresh of one product, appended expecting any version: the latest at
+    /// or before a sale is the table in force when it was made.
+    public static func pricePoints(_ productId: String) -> String { "price-points-\(productId)" }
 }

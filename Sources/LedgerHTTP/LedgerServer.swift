@@ -115,6 +115,17 @@ public struct LedgerServer: Sendable {
                 throw LedgerServiceError(.invalidConfiguration, "APPLE_PRIVATE_KEY: \(error)")
             }
         }
+        var appStoreConnect: AppStoreConnectClient?
+        if let connect = configuration.appStoreConnect {
+            do {
+                appStoreConnect = try await AppStoreConnectClient(
+                    configuration: connect, clock: configuration.machineClock, httpClient: httpClient, logger: logger)
+            } catch {
+                await pool.close()
+                try? await httpClient.shutdown()
+                throw LedgerServiceError(.invalidConfiguration, "APPLE_CONNECT_PRIVATE_KEY: \(error)")
+            }
+        }
         let service = PurchaseService(
             store: store, configuration: configuration.ledger,
             verifyReceipt: VerifyReceiptClient(
@@ -191,6 +202,12 @@ public struct LedgerServer: Sendable {
                 transactionInfo = asker
                 services.append(BackgroundLoop { await asker.run() })
             }
+        }
+        if let appStoreConnect, let interval = configuration.ledger.pricePointInterval {
+            // Apple's price points, read at start and then daily: what each sale's storefront
+            // and price pays (recorded only; revenue reads them later).
+            let pricePoints = PricePointWorker(service: service, client: appStoreConnect, interval: interval, logger: logger)
+            services.append(BackgroundLoop { await pricePoints.run() })
         }
         services.append(application)
         return Parts(

@@ -37,6 +37,9 @@ public struct ServerConfiguration: Sendable {
     public var appAppleId: Int64?
     /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
     public var serverAPI: ServerAPIConfiguration?
+    /// The App Store Connect API's key and URL (`APPLE_CONNECT_*`), for price points; nil: no
+    /// price points are read.
+    public var appStoreConnect: AppStoreConnectConfiguration?
     /// `LEDGER_CONSOLE_INSECURE_COOKIES=1`: the console's cookies without `Secure`, for plain
     /// HTTP on one's own machine. Off: a console behind TLS, as in production.
     public var consoleInsecureCookies = false
@@ -90,6 +93,11 @@ public struct ServerConfiguration: Sendable {
         readConninfo = environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }
         do {
             serverAPI = try ServerAPIConfiguration.fromEnvironment(environment)
+        } catch {
+            throw LedgerServiceError(.invalidConfiguration, error.message)
+        }
+        do {
+            appStoreConnect = try AppStoreConnectConfiguration.fromEnvironment(environment)
         } catch {
             throw LedgerServiceError(.invalidConfiguration, error.message)
         }

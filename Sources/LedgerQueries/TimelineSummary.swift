@@ -87,6 +87,8 @@ enum TimelineSummary {
             return "Reconciled \(r.environment) notifications \(RevenueDay.iso8601(r.fromMs)) – \(RevenueDay.iso8601(r.toMs)): \(r.notificationsRecorded) of \(r.notificationsSeen) were missing"
         case .appStoreReportImported(let r):
             return "Imported App Store Connect's \(r.kind) report for \(r.periodStart) – \(r.periodEnd) (\(r.lines.count) in-app purchase lines)\(by)"
+        case .pricePointsRefreshed(let p):
+            return "Read Apple's price points of \(p.productId) (Apple id \(p.appleId)): \(p.points.count) in \(Set(p.points.map(\.territory)).count) territories"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

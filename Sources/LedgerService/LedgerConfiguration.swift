@@ -27,6 +27,10 @@ public struct LedgerConfiguration: Sendable {
     /// receipts (when the Server API is configured); nil never. Not an environment setting:
     /// tests and embedders set it.
     public var transactionInfoInterval: Duration? = .seconds(60)
+    /// How often `serve` reads Apple's price points (when the App Store Connect API is
+    /// configured), the first pass at start; nil never. Not an environment setting: tests and
+    /// embedders set it.
+    public var pricePointInterval: Duration? = .seconds(86_400)
 
     public init(
         bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,

@@ -39,6 +39,8 @@ struct LedgerHarness: Sendable {
     let pool: ConnectionPool
     /// The App Store Server API key the ledger signs with (`askApple`), to check it never leaks.
     var serverAPIKeyPEM: String? = nil
+    /// The App Store Connect API key and URL the ledger reads price points with (`askConnect`).
+    var appStoreConnect: AppStoreConnectConfiguration? = nil
 
     var simulator: AppleSimulator { apple.simulator }
     var base: String { server.baseURL }
@@ -56,6 +58,7 @@ struct LedgerHarness: Sendable {
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
         askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false, readDatabase: String? = nil,
         clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false, transactionInfoInterval: Duration? = nil,
+        askConnect: Bool = false, pricePointInterval: Duration? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -67,7 +70,8 @@ struct LedgerHarness: Sendable {
             policy: policy, sharedSecret: sharedSecret, retry: retry, timeout: timeout, readYourWritesTimeout: readYourWritesTimeout,
             verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
-            machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval)
+            machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
+            pricePointInterval: pricePointInterval)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -120,10 +124,18 @@ struct LedgerHarness: Sendable {
         /// How often the server asks Get Transaction Info about sales seen only in receipts
         /// (with `askApple`); nil: never, so tests that count Apple's calls count only theirs.
         var transactionInfoInterval: Duration? = nil
+        /// The ledger gets an App Store Connect API key (price points) whose public key the
+        /// simulator checks every JWT against: another key pair made for this test.
+        var askConnect: Bool = false
+        /// How often `serve` refreshes price points (with `askConnect`); nil: never, so tests
+        /// refresh when they mean to.
+        var pricePointInterval: Duration? = nil
     }
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
     static let keyId = "TESTKEY123"
+    static let connectIssuerId = "69a6de7e-1a2b-47e3-e053-5b8c7c11a4d1"
+    static let connectKeyId = "ASCKEY0001"
 
     private static func run<T>(_ settings: Settings, conninfo: String, pool: ConnectionPool, _ body: (LedgerHarness) async throws -> T) async throws -> T {
         try await Migrator().migrate(pool: pool, logger: settings.logger)
@@ -134,6 +146,12 @@ struct LedgerHarness: Sendable {
         if settings.askApple {
             simulatorConfiguration.serverAPI = try ServerAPIAuthentication(
                 privateKeyPEM: privateKeyPEM, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+        }
+        let connectKeyPEM = P256.Signing.PrivateKey().pemRepresentation
+        if settings.askConnect {
+            simulatorConfiguration.connectPublicKeyPEM = try P256.Signing.PrivateKey(pemRepresentation: connectKeyPEM).publicKey.pemRepresentation
+            simulatorConfiguration.connectKeyId = connectKeyId
+            simulatorConfiguration.connectIssuerId = connectIssuerId
         }
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulatorConfiguration)).start()
         let verifyURL = settings.verifyReceiptURL
@@ -160,6 +178,13 @@ struct LedgerHarness: Sendable {
                 issuerId: issuerId, keyId: keyId, privateKeyPEM: privateKeyPEM, bundleId: bundleId, baseURL: apple.baseURL,
                 baseDelay: .milliseconds(20), maximumDelay: .milliseconds(200))
         }
+        configuration.ledger.pricePointInterval = settings.pricePointInterval
+        if settings.askConnect {
+            // Small pages, so every refresh follows `links.next`.
+            configuration.appStoreConnect = AppStoreConnectConfiguration(
+                issuerId: connectIssuerId, keyId: connectKeyId, privateKeyPEM: connectKeyPEM, baseURL: apple.baseURL,
+                baseDelay: .milliseconds(20), maximumDelay: .milliseconds(200), pageSize: 10)
+        }
         let server: RunningLedgerServer
         do {
             server = try await LedgerServer(configuration: configuration, logger: settings.logger).start()
@@ -170,6 +195,7 @@ struct LedgerHarness: Sendable {
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
         var harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
         if settings.askApple { harness.serverAPIKeyPEM = privateKeyPEM }
+        harness.appStoreConnect = configuration.appStoreConnect
         do {
             _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
             let result = try await body(harness)

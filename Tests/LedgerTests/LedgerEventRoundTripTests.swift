@@ -90,13 +90,20 @@ struct LedgerEventRoundTripTests {
         .transactionInfoRecorded(TransactionInfoRecorded(
             transactionId: "T1", originalTransactionId: "T0", environment: "Production", storefront: "GBR", priceMilliunits: 4990,
             currency: "GBP", documentSha256: "0e", recordedAtMs: t0, source: "get-transaction-info")),
+        .pricePointsRefreshed(PricePointsRefreshed(
+            productId: Given.coins, appleId: "6444000001", kind: .subscription, documentSha256List: ["0f", "10"],
+            points: [
+                .init(territory: "USA", currency: "USD", customerPriceMinor: 99, proceedsMinor: 70, proceedsYear2Minor: 84),
+                .init(territory: "JPN", currency: "JPY", customerPriceMinor: 160, proceedsMinor: 102),
+            ],
+            refreshedAtMs: t0)),
     ]
 
     @Test("the examples cover every kind of event once")
     func examplesCoverEveryKind() {
         let types = Self.examples.map { $0.type }
-        #expect(Set(types).count == 23)
-        #expect(types.count == 23)
+        #expect(Set(types).count == 24)
+        #expect(types.count == 24)
         #expect(Self.examples.allSatisfy { $0.payload != nil })
     }
 
@@ -128,6 +135,17 @@ struct LedgerEventRoundTripTests {
         let info = try #require(Self.examples.first { $0.type == TransactionInfoRecorded.eventType }?.payload)
         let json = String(decoding: try info.encoded(), as: UTF8.self)
         #expect(json == #"{"currency":"GBP","document_sha256":"0e","environment":"Production","original_transaction_id":"T0","price_milliunits":4990,"recorded_at_ms":1700000000000,"source":"get-transaction-info","storefront":"GBR","transaction_id":"T1"}"#)
+    }
+
+    @Test("price points are stored in snake_case, minor units, a missing proceeds_year2_minor left out")
+    func pricePointsStoredForm() throws {
+        let refreshed = try #require(Self.examples.first { $0.type == PricePointsRefreshed.eventType }?.payload)
+        let json = String(decoding: try refreshed.encoded(), as: UTF8.self)
+        #expect(json.contains(#""document_sha256_list":["0f","10"]"#))
+        #expect(json.contains(#"{"currency":"USD","customer_price_minor":99,"proceeds_minor":70,"proceeds_year2_minor":84,"territory":"USA"}"#))
+        #expect(json.contains(#"{"currency":"JPY","customer_price_minor":160,"proceeds_minor":102,"territory":"JPN"}"#))
+        #expect(json.contains(#""kind":"subscription""#))
+        #expect(json.contains(#""refreshed_at_ms":1700000000000"#))
     }
 
     @Test("an event type this build does not know is kept as unknown")

@@ -92,7 +92,7 @@ public struct TimelineProjection: Projection {
             links = [(user(v.refund.userId), transaction(v.refund.transactionId))]
         case .reconciliationCompleted:
             return []
-        case .catalogLoaded, .appStoreReportImported, .unknown:
+        case .catalogLoaded, .appStoreReportImported, .pricePointsRefreshed, .unknown:
             return []
         }
         return about.map { .timelineEvent(subject: $0, position: place.position) }

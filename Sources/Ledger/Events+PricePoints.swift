@@ -1,0 +1,62 @@
+/// Apple's price points as read from the App Store Connect API: what each territory's customer
+/// price pays the developer. A refresh appends a new event each time, so a replay prices each
+/// sale with the table in force when it was made.
+
+/// One product's price points, read in full from App Store Connect: every page kept verbatim
+/// as a document, and the points decoded from them, amounts in the territory currency's minor
+/// units. Appended to `Streams.pricePoints(productId)` expecting any version.
+public struct PricePointsRefreshed: LedgerEventPayload {
+    public static let eventType = "PricePointsRefreshed"
+
+    /// One territory's price point.
+    public struct Point: Codable, Sendable, Hashable {
+        /// App Store Connect's territory id: ISO 3166-1 alpha-3 (`USA`).
+        public var territory: String
+        /// ISO 4217 (`USD`).
+        public var currency: String
+        /// `customerPrice`, in minor units.
+        public var customerPriceMinor: Int64?
+        /// `proceeds`, in minor units.
+        public var proceedsMinor: Int64?
+        /// `proceedsYear2` (subscriptions from their second year of paid service), in minor units.
+        public var proceedsYear2Minor: Int64?
+
+        public init(territory: String, currency: String, customerPriceMinor: Int64?, proceedsMinor: Int64?, proceedsYear2Minor: Int64? = nil) {
+            self.territory = territory
+            self.currency = currency
+            self.customerPriceMinor = customerPriceMinor
+            self.proceedsMinor = proceedsMinor
+            self.proceedsYear2Minor = proceedsYear2Minor
+        }
+    }
+
+    /// Which list: `in_app` (`/v2/inAppPurchases/{id}/pricePoints`) or `subscription`
+    /// (`/v1/subscriptions/{id}/pricePoints`).
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case inApp = "in_app"
+        case subscription
+    }
+
+    public var productId: String
+    /// The product's Apple id in App Store Connect (the catalog's `apple_id`).
+    public var appleId: String
+    /// `in_app` or `subscription`, kept as Apple's list was named.
+    public var kind: String
+    /// sha256 (hex) of every page's body, in order.
+    public var documentSha256List: [String]
+    public var points: [Point]
+    /// Milliseconds since 1970, UTC.
+    public var refreshedAtMs: Int64
+
+    public init(productId: String, appleId: String, kind: Kind, documentSha256List: [String], points: [Point], refreshedAtMs: Int64) {
+        self.productId = productId
+        self.appleId = appleId
+        self.kind = kind.rawValue
+        self.documentSha256List = documentSha256List
+        self.points = points
+        self.refreshedAtMs = refreshedAtMs
+    }
+
+    /// `kind`, typed; nil for a value this build does not know.
+    public var typedKind: Kind? { Kind(rawValue: kind) }
+}
