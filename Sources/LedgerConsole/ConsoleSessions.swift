@@ -41,7 +41,7 @@ struct ConsoleSessions: Sendable {
         let session = ConsoleSession(tokenName: tokenName, role: role, csrfToken: Self.randomToken())
         let now = clock()
         let digest = Self.digest(id)
-        let (signedIn, expires, purgeBefore) = (Self.timestamp(now), Self.timestamp(now + Self.milliseconds(Self.lifetime)), Self.timestamp(now - 86_400_000))
+        let (signedIn, expires, purgeBefore) = (Self.timestamp(now), Self.timestamp(now + Millis.of(Self.lifetime)), Self.timestamp(now - 86_400_000))
         try await pool.withConnection { connection in
             // Sessions ended a day ago go as new ones come, so the table stays the size of the team.
             _ = try connection.execute("""
@@ -62,7 +62,7 @@ struct ConsoleSessions: Sendable {
         guard cookie.count == 43, cookie.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
         let digest = Self.digest(cookie)
         let now = clock()
-        let (at, idleSince) = (Self.timestamp(now), Self.timestamp(now - Self.milliseconds(Self.idleTimeout)))
+        let (at, idleSince) = (Self.timestamp(now), Self.timestamp(now - Millis.of(Self.idleTimeout)))
         let tokenCheck = self.tokenCheck
         return try await pool.withConnection { connection -> ConsoleSession? in
             guard let row = try connection.query("""
@@ -102,7 +102,6 @@ struct ConsoleSessions: Sendable {
     /// Whole seconds of `duration`, for a cookie's Max-Age.
     static func seconds(_ duration: Duration) -> Int { Int(duration.components.seconds) }
 
-    private static func milliseconds(_ duration: Duration) -> Int64 { duration.components.seconds * 1_000 }
 
     private static func timestamp(_ milliseconds: Int64) -> PostgresTimestamp {
         PostgresTimestamp(microsecondsSince1970: milliseconds * 1_000)
