@@ -35,9 +35,17 @@ extension AppleSimulator {
 
     /// Refunds a transaction now (`cancellation_date_ms`; `reason` 0 other, 1 app issue) and
     /// sends REFUND (v1: REFUND, or CANCEL for an auto-renewable subscription).
+    ///
+    /// - Parameter revocationPercentage: the share refunded, in thousandths of a percent
+    ///   (25000 is 25 %, 1...100000): below 100000 a prorated refund (`REFUND_PRORATED`); nil
+    ///   refunds all of it (`REFUND_FULL`).
     @discardableResult
-    public func refund(transactionId: String, reason: Int = 0) async throws -> SimulatedTransaction {
-        let outcome = try await perform { try $0.refund(transactionId, reason: reason) }
+    public func refund(
+        transactionId: String, reason: Int = 0, revocationPercentage: Int64? = nil
+    ) async throws -> SimulatedTransaction {
+        let outcome = try await perform {
+            try $0.refund(transactionId, reason: reason, percentage: revocationPercentage)
+        }
         return try outcome.transaction ?? transaction(transactionId)
     }
 

@@ -113,7 +113,8 @@ extension AppleSimulator {
                 signedTransactionInfo: try certificateAuthority.sign(SignedTransactionPayload(line.latest, signedDate: now)),
                 signedRenewalInfo: try certificateAuthority.sign(
                     SignedRenewalInfoPayload(
-                        line.subscription, renewalProduct: line.renewalProduct, startMs: line.startMs, signedDate: now)))
+                        line.subscription, renewalProduct: line.renewalProduct, storefront: line.storefront,
+                        startMs: line.startMs, signedDate: now)))
             let group = line.subscription.subscriptionGroup
             if let index = groups.firstIndex(where: { $0.subscriptionGroupIdentifier == group }) {
                 groups[index].lastTransactions.append(item)

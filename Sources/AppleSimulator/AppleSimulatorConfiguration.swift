@@ -39,7 +39,8 @@ extension AppleSimulator {
         /// The `iss` App Store Connect tokens must carry; nil: any (one must be present).
         public var connectIssuerId: String?
         /// VAT/GST changes on the simulated clock: from each one's date, the price points of its
-        /// territory pay proceeds at its rate (`PriceTerritory.all` holds the rates before).
+        /// territory pay proceeds at its rate (`PriceTerritory.all` holds the rates before), and
+        /// so do the App Store Connect reports' sales bought in it from that date.
         public var taxChanges: [TaxChange] = []
 
         public init() {}

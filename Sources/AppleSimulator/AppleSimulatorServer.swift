@@ -14,7 +14,8 @@ import ServiceLifecycle
 /// - `POST /control/purchases {"apple_id","product_id","environment"?,"quantity"?,"app_account_token"?,"bundle_id"?}`
 ///   → 201 `{"transaction_id",...,"receipt_data","signed_transaction"}`
 /// - `GET /control/transactions/{id}`, `GET .../{id}/signed`, `POST .../{id}/finish`,
-///   `POST .../{id}/refund {"reason"?}` (REFUND), `POST .../{id}/revoke` (Family Sharing
+///   `POST .../{id}/refund {"reason"?,"revocation_percentage"?}` (REFUND; a percentage in
+///   thousandths below 100000 is a prorated refund), `POST .../{id}/revoke` (Family Sharing
 ///   revocation: REVOKE), `POST .../{id}/consumption-request {"reason"?}` → 202
 ///   (CONSUMPTION_REQUEST; reason default "UNINTENDED_PURCHASE")
 /// - `GET /control/subscriptions/{original_transaction_id}`, `POST .../auto-renew {"enabled"}`,

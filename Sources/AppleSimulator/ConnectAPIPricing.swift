@@ -2,8 +2,9 @@ import AppStore
 import Foundation
 
 /// A change of a territory's VAT/GST rate on a date: from `from` (on the simulated clock) the
-/// App Store Connect price points of `territory` pay proceeds computed with `ratePercent`.
-/// Customer prices stay as they are, as Apple's do when a tax changes.
+/// App Store Connect price points of `territory` pay proceeds computed with `ratePercent`, and so
+/// do the reports' sales bought there from then on. Customer prices stay as they are, as
+/// Apple's do when a tax changes.
 public struct TaxChange: Sendable, Hashable, Codable {
     /// The territory's ISO 3166-1 alpha-3 code, as App Store Connect names it ("DEU").
     public var territory: String
@@ -20,7 +21,8 @@ public struct TaxChange: Sendable, Hashable, Codable {
 }
 
 /// A territory the simulated App Store Connect sells in, with its currency, its tax and its
-/// customer prices (one per price point, in minor units of the currency).
+/// customer prices (one per price point, in minor units of the currency). A purchase in the
+/// territory's storefront is charged from these prices (`equivalentPrice(of:in:)`).
 public struct PriceTerritory: Sendable, Hashable {
     /// ISO 3166-1 alpha-3, as App Store Connect names territories.
     public var id: String

@@ -38,6 +38,8 @@ enum ControlAPI {
     struct RefundRequest: Decodable {
         /// 0 other, 1 an issue in the app; default 0.
         var reason: Int?
+        /// The share refunded, in thousandths of a percent (25000 is 25 %); nil: all of it.
+        var revocationPercentage: Int64?
     }
 
     struct ConsumptionRequest: Decodable {

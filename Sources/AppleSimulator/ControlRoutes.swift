@@ -48,7 +48,8 @@ struct ControlRoutes {
             try await handle {
                 let body = try await HTTPReplies.decode(ControlAPI.RefundRequest.self, from: request)
                 let refunded = try await simulator.refund(
-                    transactionId: try context.parameters.require("id"), reason: body.reason ?? 0)
+                    transactionId: try context.parameters.require("id"), reason: body.reason ?? 0,
+                    revocationPercentage: body.revocationPercentage)
                 return try HTTPReplies.json(refunded)
             }
         }

@@ -4,8 +4,10 @@
 /// totals.
 ///
 /// Fields as in https://developer.apple.com/help/app-store-connect/reference/financial-report-fields:
-/// `Quantity` signed, `Partner Share` per unit and always positive, `Extended Partner Share` the
-/// quantity times the share, `Sale or Return` "S" or "R". The simulator settles every
+/// `Quantity` signed, `Partner Share` per unit and always positive (the sale's proceeds, see
+/// `ReportEntry.proceedsMinor`), `Extended Partner Share` the quantity times the share,
+/// `Partner Share Currency` the customer's currency, `Sale or Return` "S" or "R". Rows with
+/// different shares (before and after a tax change) stay apart. The simulator settles every
 /// transaction on its own day (Apple settles days or weeks later) and collects every payment.
 enum FinancialDetailReport {
     static let columns = [
@@ -25,7 +27,10 @@ enum FinancialDetailReport {
         var productType: String
         var country: String
         var currency: String
-        var unitPriceMilliunits: Int64
+        /// Minor units of `currency`, per unit.
+        var unitPriceMinor: Int64
+        /// Partner Share: minor units of `currency`, per unit.
+        var proceedsMinor: Int64
         var isReturn: Bool
     }
 
@@ -40,8 +45,8 @@ enum FinancialDetailReport {
         for entry in entries {
             let key = Key(
                 day: ReportFormat.day(containing: entry.timeMs), product: entry.product, productType: entry.productType,
-                country: entry.country, currency: entry.currency, unitPriceMilliunits: entry.unitPriceMilliunits,
-                isReturn: entry.isReturn)
+                country: entry.country, currency: entry.currency, unitPriceMinor: entry.unitPriceMinor,
+                proceedsMinor: entry.proceedsMinor, isReturn: entry.isReturn)
             quantities[key, default: 0] += entry.units
         }
         // By day (as "YYYY-MM-DD", which sorts as days do, unlike Apple's MM/DD/YYYY), then text.
@@ -49,7 +54,7 @@ enum FinancialDetailReport {
 
         var totals: [CountryKey: (quantity: Int64, extendedShare: Int64)] = [:]
         for (key, quantity) in quantities {
-            let share = partnerShare(of: key)
+            let share = key.proceedsMinor
             totals[CountryKey(country: key.country, currency: key.currency), default: (0, 0)].quantity += quantity
             totals[CountryKey(country: key.country, currency: key.currency), default: (0, 0)].extendedShare += quantity * share
         }
@@ -68,14 +73,9 @@ enum FinancialDetailReport {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Partner Share per unit, in minor units: 70% of the customer price (`ReportFormat.proceeds`).
-    private static func partnerShare(of key: Key) -> Int64 {
-        ReportFormat.proceeds(ofMinor: ReportFormat.minorUnits(milliunits: key.unitPriceMilliunits, currency: key.currency))
-    }
-
     private static func row(_ key: Key, quantity: Int64) -> String {
-        let price = ReportFormat.minorUnits(milliunits: key.unitPriceMilliunits, currency: key.currency)
-        let share = partnerShare(of: key)
+        let price = key.unitPriceMinor
+        let share = key.proceedsMinor
         let values: [String: String] = [
             "Transaction Date": key.day.apple, "Settlement Date": key.day.apple,
             "Apple Identifier": key.product.reportAppleIdentifier, "SKU": key.product.reportSKU,
@@ -86,9 +86,21 @@ enum FinancialDetailReport {
             "Partner Share Currency": key.currency,
             "Customer Price": ReportFormat.decimal(key.isReturn ? -price : price, currency: key.currency),
             "Customer Currency": key.currency, "Sale or Return": key.isReturn ? "R" : "S",
-            // Apple's region of a US sale; the simulator sells only there.
-            "Region": "Americas",
+            "Region": region(ofCountry: key.country),
         ]
         return columns.map { values[$0] ?? "" }.joined(separator: "\t")
+    }
+
+    /// Apple's settlement region of a sale in `country` (alpha-2) for the simulator's six
+    /// territories; "Rest of World" for the others, whose regions the simulator does not keep.
+    private static func region(ofCountry country: String) -> String {
+        switch country {
+        case "US": "Americas"
+        case "DE", "FR": "Euro-Zone"
+        case "GB": "United Kingdom"
+        case "JP": "Japan"
+        case "BR": "Brazil"
+        default: "Rest of World"
+        }
     }
 }

@@ -81,6 +81,7 @@ extension SimulatorState {
                 try authority.sign(
                     SignedRenewalInfoPayload(
                         s, renewalProduct: products[s.autoRenewProductId],
+                        storefront: accounts[s.appleId]?.storefront ?? SimulatedStorefront.defaultCountry,
                         startMs: transactions[s.originalTransactionId]?.purchaseDateMs ?? transaction.purchaseDateMs,
                         signedDate: nowMs))
             }

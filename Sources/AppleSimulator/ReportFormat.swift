@@ -73,10 +73,10 @@ enum ReportFormat {
         return quotient + (milliunits < 0 ? -1 : 1)
     }
 
-    /// The developer's proceeds on a price: 70%, half up, in the same minor units. Apple's are
-    /// set per price point and storefront, net of the storefront's taxes, and 85% for small
-    /// businesses and after a year of subscription; reconciliation keys on the customer price,
-    /// so the simulator keeps to the plain rate.
+    /// The developer's proceeds on a price: 70%, half up, in the same minor units. Only for a
+    /// sale no price point of the simulator matches (a storefront outside `PriceTerritory.all`,
+    /// or a currency not its territory's); every other sale pays the price points' proceeds,
+    /// net of tax (`PricePoints.proceeds(of:unitPrice:taxChanges:)`).
     static func proceeds(ofMinor price: Int64) -> Int64 {
         let (quotient, remainder) = (price * 7).quotientAndRemainder(dividingBy: 10)
         guard abs(remainder) * 2 >= 10 else { return quotient }

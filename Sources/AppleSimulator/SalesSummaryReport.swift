@@ -1,9 +1,11 @@
 /// Writes the Sales and Trends summary sales report: Apple's column line, then one row per
-/// product, country, currency, customer price and sale-or-return (and subscription new or
-/// renewal), with summed units.
+/// product, country, currency, customer price, proceeds and sale-or-return (and subscription
+/// new or renewal), with summed units. Two sales at one price with different proceeds (before
+/// and after a tax change, or in a subscriber's second year) are two rows, as at Apple.
 ///
 /// Columns as in https://developer.apple.com/help/app-store-connect/reference/summary-sales-report:
-/// `Customer Price` and `Developer Proceeds` are per unit; a refund row has negative `Units` and a
+/// `Customer Price` and `Developer Proceeds` are per unit, both in the customer's currency
+/// (`Currency of Proceeds` = `Customer Currency`); a refund row has negative `Units` and a
 /// negative `Customer Price` ("negative values indicate refunds"), its proceeds per unit stay
 /// positive.
 enum SalesSummaryReport {
@@ -24,7 +26,10 @@ enum SalesSummaryReport {
         var productType: String
         var country: String
         var currency: String
-        var unitPriceMilliunits: Int64
+        /// Minor units of `currency`, per unit.
+        var unitPriceMinor: Int64
+        /// Minor units of `currency`, per unit.
+        var proceedsMinor: Int64
         var isReturn: Bool
         var isRenewal: Bool
         var bundleId: String
@@ -36,8 +41,8 @@ enum SalesSummaryReport {
         for entry in entries {
             let key = Key(
                 product: entry.product, productType: entry.productType, country: entry.country, currency: entry.currency,
-                unitPriceMilliunits: entry.unitPriceMilliunits, isReturn: entry.isReturn, isRenewal: entry.isRenewal,
-                bundleId: entry.bundleId)
+                unitPriceMinor: entry.unitPriceMinor, proceedsMinor: entry.proceedsMinor, isReturn: entry.isReturn,
+                isRenewal: entry.isRenewal, bundleId: entry.bundleId)
             units[key, default: 0] += entry.units
         }
         // Sorted by their text, which starts with the SKU: the same state writes the same file.
@@ -46,14 +51,14 @@ enum SalesSummaryReport {
     }
 
     private static func row(_ key: Key, units: Int64, day: ReportFormat.Day) -> String {
-        let price = ReportFormat.minorUnits(milliunits: key.unitPriceMilliunits, currency: key.currency)
+        let price = key.unitPriceMinor
         let isSubscription = key.product.kind == .autoRenewable
         let values: [String: String] = [
             "Provider": "APPLE", "Provider Country": "US", "SKU": key.product.reportSKU, "Developer": developer,
             // The simulator has no reference names: the title is the product id.
             "Title": key.product.productId, "Version": "", "Product Type Identifier": key.productType,
             "Units": String(units),
-            "Developer Proceeds": ReportFormat.decimal(ReportFormat.proceeds(ofMinor: price), currency: key.currency),
+            "Developer Proceeds": ReportFormat.decimal(key.proceedsMinor, currency: key.currency),
             "Begin Date": day.apple, "End Date": day.apple, "Customer Currency": key.currency,
             "Country Code": key.country, "Currency of Proceeds": key.currency,
             "Apple Identifier": key.product.reportAppleIdentifier,

@@ -24,8 +24,11 @@ struct SignedTransactionPayload: Encodable, Sendable {
     /// 0 other, 1 an issue in the app; nil when not refunded, and for Family Sharing revocations.
     var revocationReason: Int?
     var revocationDate: Int64?
-    /// "REFUND_FULL" or "FAMILY_REVOKE"; nil when neither refunded nor revoked.
+    /// "REFUND_FULL", "REFUND_PRORATED" or "FAMILY_REVOKE"; nil when neither refunded nor revoked.
     var revocationType: String?
+    /// The share a prorated refund gave back, in thousandths of a percent (25000 is 25 %); nil
+    /// (omitted) otherwise.
+    var revocationPercentage: Int64?
     var isUpgraded: Bool?
     /// 1 introductory offer (the free trial here); nil without an offer.
     var offerType: Int?
@@ -70,6 +73,7 @@ struct SignedTransactionPayload: Encodable, Sendable {
         revocationReason = t.isRefunded ? t.cancellationReason : nil
         revocationDate = t.isRefunded ? t.cancellationDateMs : nil
         revocationType = t.isRefunded ? t.revocationType : nil
+        revocationPercentage = t.isRefunded ? t.revocationPercentage : nil
         isUpgraded = t.isUpgraded ? true : nil
         offerType = t.isTrialPeriod ? 1 : nil
         environment = t.environment.rawValue
@@ -133,7 +137,14 @@ struct SignedRenewalInfoPayload: Encodable, Sendable {
         var commitmentRenewalPrice: Int64?
     }
 
-    init(_ s: SimulatedSubscription, renewalProduct: SimulatedProduct?, startMs: Int64, signedDate: Int64) {
+    /// The renewal info of `s`, whose next period bills `renewalProduct` in `storefront` (the
+    /// Apple ID's now): `renewalPrice` and `currency` are that storefront's, as the renewal's
+    /// transaction will be (`PriceTerritory.equivalentPrice`).
+    init(
+        _ s: SimulatedSubscription, renewalProduct: SimulatedProduct?, storefront: String, startMs: Int64,
+        signedDate: Int64
+    ) {
+        let renewal = renewalProduct.map { PriceTerritory.equivalentPrice(of: $0, in: storefront) }
         originalTransactionId = s.originalTransactionId
         productId = s.productId
         autoRenewProductId = s.autoRenewProductId
@@ -142,8 +153,8 @@ struct SignedRenewalInfoPayload: Encodable, Sendable {
         isInBillingRetryPeriod = s.expirationIntent == 2 ? s.billingRetrySinceMs != nil : nil
         gracePeriodExpiresDate = s.gracePeriodExpiresDateMs
         renewalDate = s.hasEnded ? nil : s.expiresDateMs
-        renewalPrice = renewalProduct?.priceMilliunits
-        currency = renewalProduct?.currency
+        renewalPrice = renewal?.milliunits
+        currency = renewal?.currency
         recentSubscriptionStartDate = startMs
         self.signedDate = signedDate
         environment = s.environment.rawValue
@@ -154,7 +165,7 @@ struct SignedRenewalInfoPayload: Encodable, Sendable {
                 commitmentAutoRenewProductId: s.autoRenewProductId, commitmentAutoRenewStatus: s.autoRenewEnabled ? 1 : 0,
                 commitmentRenewalBillingPlanType: renewsCommitted ? SimulatedCommitment.monthlyPlan : "BILLED_UPFRONT",
                 commitmentRenewalDate: s.hasEnded ? nil : $0.commitmentExpiresDateMs,
-                commitmentRenewalPrice: renewalProduct?.priceMilliunits)
+                commitmentRenewalPrice: renewal?.milliunits)
         }
     }
 }

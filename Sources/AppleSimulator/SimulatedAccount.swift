@@ -11,7 +11,8 @@ public struct SimulatedAccount: Sendable, Codable, Hashable {
     /// Number of the receipt the device holds now (the last one issued); nil before any.
     public var latestReceiptNumber: Int?
     /// The App Store storefront the Apple ID buys in (ISO 3166-1 alpha-3), signed into its
-    /// transactions as `storefront`; `USA` unless a purchase names another.
+    /// transactions as `storefront` and pricing them (`PriceTerritory.equivalentPrice`); `USA`
+    /// unless a purchase names another.
     public var storefront: String = SimulatedStorefront.defaultCountry
 }
 

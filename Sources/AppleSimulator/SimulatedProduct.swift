@@ -26,7 +26,9 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
 
     public var productId: String
     public var kind: Kind
-    /// Price of one unit in milliunits of `currency`.
+    /// Price of one unit in milliunits of `currency`, as sold in that currency's storefronts;
+    /// elsewhere the same price tier in the storefront's currency
+    /// (`PriceTerritory.equivalentPrice`).
     public var priceMilliunits: Int64
     /// ISO 4217 code, e.g. "USD".
     public var currency: String

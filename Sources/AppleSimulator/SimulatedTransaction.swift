@@ -36,13 +36,15 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     public var isDevicePurchase: Bool
     public var appAccountToken: UUID?
     public var subscriptionGroup: String?
-    /// Price paid in milliunits of `currency`; 0 during a free trial.
+    /// Price paid in milliunits of `currency`, the storefront's (`PriceTerritory.equivalentPrice`);
+    /// 0 during a free trial.
     public var priceMilliunits: Int64
     public var currency: String
     /// "PURCHASE" or "RENEWAL", as JWS `transactionReason`.
     public var transactionReason: String
-    /// JWS `revocationType`: "REFUND_FULL" once refunded, "FAMILY_REVOKE" once revoked through
-    /// Family Sharing; nil otherwise.
+    /// JWS `revocationType`: "REFUND_FULL" once refunded in full, "REFUND_PRORATED" once a share
+    /// was refunded (`revocationPercentage`), "FAMILY_REVOKE" once revoked through Family
+    /// Sharing; nil otherwise.
     /// See https://developer.apple.com/documentation/appstoreserverapi/revocationtype
     public var revocationType: String?
     /// Apple's order id, as on the customer's emailed receipt and in Look Up Order ID: ten
@@ -57,6 +59,10 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     public var billingPlanType: String? = nil
     /// JWS `commitmentInfo`: where this period stands in its commitment; nil outside one.
     public var commitment: SimulatedCommitment? = nil
+    /// JWS `revocationPercentage`: the share a prorated refund (`REFUND_PRORATED`) gave back, in
+    /// thousandths of a percent (25000 is 25 %, 1...99999); nil for a full refund and otherwise.
+    /// See https://developer.apple.com/documentation/appstoreserverapi/revocationpercentage
+    public var revocationPercentage: Int64? = nil
 
     /// True when the transaction was refunded or revoked (not merely upgraded).
     public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }

@@ -15,7 +15,8 @@ extension SimulatorState {
     /// (with the product's free trial if it has one); bought after the group's subscription
     /// lapsed, it re-subscribes under the same `original_transaction_id`, as Apple does.
     /// `storefront` (ISO 3166-1 alpha-3), when given, moves the Apple ID to that storefront
-    /// first: this purchase and the renewals after it are signed with it.
+    /// first: this purchase and the renewals after it are signed with it, and priced in it
+    /// (`PriceTerritory.equivalentPrice`).
     mutating func purchase(
         appleId: String, productId: String, environment: SimulatedEnvironment, quantity: Int,
         appAccountToken: UUID?, bundleId: String?, storefront: String? = nil
@@ -30,6 +31,8 @@ extension SimulatorState {
             account.storefront = storefront
             accounts[appleId] = account
         }
+        // Charged in the storefront's currency at the product's tier there (`equivalentPrice`).
+        let price = PriceTerritory.equivalentPrice(of: product, in: account.storefront)
         var transaction = SimulatedTransaction(
             transactionId: newTransactionId(environment), originalTransactionId: "", webOrderLineItemId: nil,
             appleId: appleId, environment: environment, bundleId: account.bundleId, productId: productId,
@@ -37,7 +40,7 @@ extension SimulatorState {
             expiresDateMs: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, isUpgraded: false,
             cancellationDateMs: nil, cancellationReason: nil, isFinished: false, isDevicePurchase: true,
             appAccountToken: appAccountToken, subscriptionGroup: nil,
-            priceMilliunits: product.priceMilliunits * Int64(quantity), currency: product.currency,
+            priceMilliunits: price.milliunits * Int64(quantity), currency: price.currency,
             transactionReason: "PURCHASE", orderId: newOrderId(), storefront: account.storefront)
         transaction.originalTransactionId = transaction.transactionId
         var events: [NotificationEvent] = []

@@ -4,13 +4,25 @@ extension SimulatorState {
     /// Refunds a transaction at the simulated now (`cancellation_date_ms`, `cancellation_reason`
     /// 0 other / 1 app issue). Refunding a subscription's current period ends the subscription.
     ///
+    /// `percentage` (thousandths of a percent, 1...100000) refunds a share: below 100000 the
+    /// transaction is signed `REFUND_PRORATED` with that `revocationPercentage`; nil or 100000
+    /// is a full refund (`REFUND_FULL`, no percentage). Access ends either way: the simulator
+    /// does not model a prorated refund that leaves the purchase in force.
+    ///
     /// v2 says REFUND for every product type. v1 said REFUND only for consumables,
     /// non-consumables and non-renewing subscriptions; a refunded auto-renewable was CANCEL.
-    mutating func refund(_ transactionId: String, reason: Int) throws -> PurchaseOutcome {
+    mutating func refund(_ transactionId: String, reason: Int, percentage: Int64? = nil) throws -> PurchaseOutcome {
         guard reason == 0 || reason == 1 else {
             throw SimulatorError(.invalidRequest, "cancellation_reason is 0 (other) or 1 (app issue)")
         }
-        let transaction = try endAccess(transactionId, reason: reason, revocationType: "REFUND_FULL")
+        if let percentage, !(1...100_000).contains(percentage) {
+            throw SimulatorError(
+                .invalidRequest, "revocationPercentage is thousandths of a percent, 1...100000, not \(percentage)")
+        }
+        let prorated = percentage.flatMap { $0 < 100_000 ? $0 : nil }
+        let transaction = try endAccess(
+            transactionId, reason: reason, revocationType: prorated == nil ? "REFUND_FULL" : "REFUND_PRORATED",
+            percentage: prorated)
         let v1Type = transaction.kind == .autoRenewable ? "CANCEL" : "REFUND"
         return PurchaseOutcome(
             transaction: transaction, receiptNumber: nil, events: [event(v1Type, "REFUND", nil, transaction)])
@@ -36,6 +48,7 @@ extension SimulatorState {
         transaction.cancellationDateMs = nil
         transaction.cancellationReason = nil
         transaction.revocationType = nil
+        transaction.revocationPercentage = nil
         transactions[transactionId] = transaction
         markModified(transactionId)
         return PurchaseOutcome(transaction: transaction, receiptNumber: nil, events: [event(nil, "REFUND_REVERSED", nil, transaction)])
@@ -63,7 +76,7 @@ extension SimulatorState {
     /// Ends access to a transaction now: the common part of refunds and revocations. When it is
     /// a subscription's current period, the subscription ends too (status 5, revoked).
     private mutating func endAccess(
-        _ transactionId: String, reason: Int?, revocationType: String
+        _ transactionId: String, reason: Int?, revocationType: String, percentage: Int64? = nil
     ) throws -> SimulatedTransaction {
         var transaction = try self.transaction(transactionId)
         guard transaction.cancellationDateMs == nil else {
@@ -72,6 +85,7 @@ extension SimulatorState {
         transaction.cancellationDateMs = nowMs
         transaction.cancellationReason = reason
         transaction.revocationType = revocationType
+        transaction.revocationPercentage = percentage
         transactions[transactionId] = transaction
         markModified(transactionId)
         if var subscription = subscriptions[transaction.originalTransactionId],

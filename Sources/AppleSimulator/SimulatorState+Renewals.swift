@@ -194,6 +194,9 @@ extension SimulatorState {
         expiringAt expiresMs: Int64, reason: String, onDevice: Bool
     ) -> SimulatedTransaction {
         let original = transactions[subscription.originalTransactionId]
+        // Billed where the Apple ID buys now, in that storefront's currency.
+        let storefront = accounts[subscription.appleId]?.storefront ?? SimulatedStorefront.defaultCountry
+        let price = PriceTerritory.equivalentPrice(of: product, in: storefront)
         return SimulatedTransaction(
             transactionId: newTransactionId(subscription.environment),
             originalTransactionId: subscription.originalTransactionId,
@@ -204,7 +207,7 @@ extension SimulatorState {
             isTrialPeriod: false, isInIntroOfferPeriod: false, isUpgraded: false, cancellationDateMs: nil,
             cancellationReason: nil, isFinished: false, isDevicePurchase: onDevice,
             appAccountToken: original?.appAccountToken, subscriptionGroup: subscription.subscriptionGroup,
-            priceMilliunits: product.priceMilliunits, currency: product.currency, transactionReason: reason,
-            orderId: newOrderId(), storefront: accounts[subscription.appleId]?.storefront ?? SimulatedStorefront.defaultCountry)
+            priceMilliunits: price.milliunits, currency: price.currency, transactionReason: reason,
+            orderId: newOrderId(), storefront: storefront)
     }
 }

@@ -15,6 +15,9 @@ struct SubscriptionStatusLine: Sendable {
     var latest: SimulatedTransaction
     /// The product the next renewal bills, for `renewalPrice`.
     var renewalProduct: SimulatedProduct?
+    /// The storefront the next renewal bills in (the Apple ID's now), for `renewalPrice`'s
+    /// currency.
+    var storefront: String
     /// `recentSubscriptionStartDate` of the renewal info.
     var startMs: Int64
     /// 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
@@ -83,7 +86,7 @@ extension SimulatorState {
             guard statuses.isEmpty || statuses.contains(status) else { return nil }
             return SubscriptionStatusLine(
                 subscription: subscription, latest: latest,
-                renewalProduct: products[subscription.autoRenewProductId],
+                renewalProduct: products[subscription.autoRenewProductId], storefront: account.storefront,
                 startMs: transactions[subscription.originalTransactionId]?.purchaseDateMs ?? latest.purchaseDateMs,
                 status: status)
         }

@@ -65,7 +65,8 @@ struct AppStoreConnectReportTests {
         let coins = try #require(bySKU["com.example.coins100"])
         #expect(coins["Units"] == "2", "the Sandbox purchase is not counted")
         #expect(coins["Customer Price"] == "0.99")
-        #expect(coins["Developer Proceeds"] == "0.69")
+        // The USA price point's proceeds: no tax, commission 0.297 rounded down to 0.29.
+        #expect(coins["Developer Proceeds"] == "0.70")
         #expect(coins["Product Type Identifier"] == "IA1")
         #expect(coins["Begin Date"] == "12/31/2024" && coins["End Date"] == "12/31/2024")
         #expect(coins["Customer Currency"] == "USD" && coins["Country Code"] == "US" && coins["Currency of Proceeds"] == "USD")
@@ -79,7 +80,9 @@ struct AppStoreConnectReportTests {
         #expect(bySKU["com.example.removeads"]?["Customer Price"] == "2.99")
         let gems = try #require(bySKU["GEMS_JP"])
         #expect(gems["Apple Identifier"] == "6740000001")
+        // Yen bought in the USA storefront matches no price point of the simulator: 70 % of 120.
         #expect(gems["Customer Price"] == "120" && gems["Developer Proceeds"] == "84" && gems["Customer Currency"] == "JPY")
+        #expect(gems["Country Code"] == "US", "the buyer's storefront, USA")
 
         let refunds = try Self.rows(try simulator.salesSummaryReport(day: "2025-01-01"), headerStartingWith: "Provider")
         #expect(refunds.rows.count == 1)
@@ -105,16 +108,18 @@ struct AppStoreConnectReportTests {
         let sales = detail.rows.filter { $0["Sale or Return"] == "S" }
         #expect(sales.map { $0["Transaction Date"] } == ["12/31/2024", "12/31/2024", "12/31/2024"])
         let coins = try #require(sales.first { $0["SKU"] == "com.example.coins100" })
-        #expect(coins["Quantity"] == "2" && coins["Partner Share"] == "0.69" && coins["Extended Partner Share"] == "1.38")
+        #expect(coins["Quantity"] == "2" && coins["Partner Share"] == "0.70" && coins["Extended Partner Share"] == "1.40")
+        #expect(coins["Country of Sale"] == "US" && coins["Region"] == "Americas")
         let refund = try #require(detail.rows.last)
         #expect(refund["Sale or Return"] == "R" && refund["SKU"] == "com.example.removeads")
         #expect(refund["Transaction Date"] == "01/01/2025" && refund["Quantity"] == "-1")
-        #expect(refund["Partner Share"] == "2.09" && refund["Extended Partner Share"] == "-2.09" && refund["Customer Price"] == "-2.99")
+        // USA 2.99: commission 0.897 rounded down to 0.89, proceeds 2.10.
+        #expect(refund["Partner Share"] == "2.10" && refund["Extended Partner Share"] == "-2.10" && refund["Customer Price"] == "-2.99")
 
         let summary = try Self.rows(text, headerStartingWith: "Country Of Sale")
         #expect(summary.rows == [
             ["Country Of Sale": "US", "Partner Share Currency": "JPY", "Quantity": "1", "Extended Partner Share": "84"],
-            ["Country Of Sale": "US", "Partner Share Currency": "USD", "Quantity": "2", "Extended Partner Share": "1.38"],
+            ["Country Of Sale": "US", "Partner Share Currency": "USD", "Quantity": "2", "Extended Partner Share": "1.40"],
         ])
     }
 

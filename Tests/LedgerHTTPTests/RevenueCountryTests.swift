@@ -80,13 +80,14 @@ struct RevenueCountryTests {
             let after = try await ledger.get("/v1/reports/revenue?\(Self.allTime)&group_by=country", token: LedgerHarness.financeToken)
             let moved = Self.byKey((after.json["rows"] as? [[String: any Sendable]]) ?? [])
             #expect(Set(moved.keys) == ["USA", "DEU", "GBR"], "\(after.json)")
-            #expect(moved["GBR"]?["gross_minor"] as? Int == Int(Money.fromMilliunits(gb.transaction.priceMilliunits, currency: "USD").minorUnits))
+            #expect(moved["GBR"]?["gross_minor"] as? Int == Int(Money.fromMilliunits(gb.transaction.priceMilliunits, currency: gb.transaction.currency).minorUnits))
+            #expect(moved["GBR"]?["currency"] as? String == "GBP", "Apple sold it in pounds; the catalog's dollars stood in until it said")
 
             // The CSV, as `audit revenue` and the console write it, ends with the new columns.
             let csv = try await ledger.server.reads.revenue(try RevenueQuery(from: "2000-01-01", to: "2100-12-31", groupBy: .country)).csv
             let lines = csv.components(separatedBy: "\r\n").filter { !$0.isEmpty }
             #expect(lines.first == "country,currency,purchases,refunds,gross,refunded,net,commission,proceeds,tax,proceeds_estimated")
-            #expect(lines.contains { $0.hasPrefix("GBR,USD,1,0,") && $0.hasSuffix(",0.00,true") }, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("GBR,GBP,1,0,") && $0.hasSuffix(",0.00,true") }, "\(lines)")
 
             // Timelines say where it was sold.
             let timeline = try await ledger.get("/v1/timelines/transactions/\(gb.transactionId)", token: LedgerHarness.supportToken)
