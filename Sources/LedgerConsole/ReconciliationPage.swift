@@ -40,7 +40,7 @@ struct ReconciliationPage: Sendable {
         router.get("console/reconciliation/:sha256") { request, context in await routes.guarded(.reconciliation, request, context) { session in
             let name = try context.parameters.require("sha256")
             guard name.count == 64, name.allSatisfy(\.isHexDigit),
-                  let (report, result) = try await console.reads.reconciliation(ofReport: name.lowercased())
+                  let (report, result) = try await console.reads.reconciliation(ofReport: name.lowercased(), commission: console.commission)
             else { throw ConsoleError.notFound("No report \(name) was imported.") }
             func money(_ minor: Int64, _ currency: String) -> String { Money(minorUnits: minor, currency: currency).decimal }
             return console.renderer.page("reconciliation-report", title: "Reconciliation: \(report.kind) report \(report.periodStart) – \(report.periodEnd)",
@@ -50,17 +50,35 @@ struct ReconciliationPage: Sendable {
                 "fileName": report.fileName ?? "", "kind": report.kind,
                 "financial": report.kind == "financial",
                 "compared": result.cellsCompared, "matching": result.cellsMatching, "differing": result.differences.count,
-                "agrees": result.differences.isEmpty && result.unknownProducts.isEmpty,
+                "agrees": result.agrees,
+                "proceeds": Self.proceedsTotals(result).map { ["currency": $0.currency, "apple": money($0.apple, $0.currency), "ledger": money($0.ledger, $0.currency)] },
                 "unknownProducts": result.unknownProducts,
                 "differences": result.differences.map { d in
                     ["period": d.cell.periodStart == d.cell.periodEnd ? d.cell.periodStart : "\(d.cell.periodStart) – \(d.cell.periodEnd)",
                      "productId": d.cell.productId, "currency": d.cell.currency, "price": money(d.cell.unitPriceMinor, d.cell.currency),
                      "type": d.cell.isReturn ? "return" : "sale", "apple": d.appleUnits, "ledger": d.ledgerUnits,
+                     "country": d.cell.country.isEmpty ? "all" : d.cell.country,
+                     "appleProceeds": d.appleProceedsMinor.map { money($0, d.proceedsCurrency) } ?? "–",
+                     "ledgerProceeds": d.ledgerProceedsMinor.map { money($0, d.proceedsCurrency) } ?? "–",
+                     "estimated": d.ledgerProceedsEstimated,
                      "countries": d.appleCountries.joined(separator: ", "),
-                     "missing": d.appleUnits > d.ledgerUnits ? "Apple counted \(d.appleUnits - d.ledgerUnits) the ledger did not" : "the ledger counted \(d.ledgerUnits - d.appleUnits) Apple did not",
+                     "missing": d.differsInMoneyOnly
+                        ? "the same units, other proceeds"
+                        : d.appleUnits > d.ledgerUnits ? "Apple counted \(d.appleUnits - d.ledgerUnits) the ledger did not" : "the ledger counted \(d.ledgerUnits - d.appleUnits) Apple did not",
                      "transactions": d.ledgerTransactions.map { ["id": $0, "href": ConsoleLinks.lookup($0)] }] as [String: Any]
                 },
             ])
         } }
+    }
+
+    /// Both sides' proceeds per currency over the cells where both state them.
+    static func proceedsTotals(_ result: ReportReconciliation) -> [(currency: String, apple: Int64, ledger: Int64)] {
+        var totals: [String: (apple: Int64, ledger: Int64)] = [:]
+        for cell in result.cells {
+            guard let apple = cell.appleProceedsMinor, let ledger = cell.ledgerProceedsMinor else { continue }
+            let sum = totals[cell.proceedsCurrency] ?? (0, 0)
+            totals[cell.proceedsCurrency] = (sum.apple &+ apple, sum.ledger &+ ledger)
+        }
+        return totals.keys.sorted().compactMap { key in totals[key].map { (key, $0.apple, $0.ledger) } }
     }
 }

@@ -54,6 +54,7 @@ struct RevenuePage: Sendable {
         var overTime = query
         overTime.groupBy = ConsoleDates.days(from: query.from, to: query.to) <= 92 ? .day : .month
         let series = overTime.groupBy == query.groupBy ? report : try await console.reads.revenue(overTime)
+        let estimated = try await console.reads.estimatedSales(query)
         let parameters = ConsoleLinks.query([
             ("from", query.from), ("to", query.to), ("group_by", query.groupBy.rawValue), ("environment", query.environment),
         ])
@@ -73,6 +74,12 @@ struct RevenuePage: Sendable {
             "rows": report.rows.map { row($0, total: false) } + report.totals.map { row($0, total: true) },
             "empty": report.rows.isEmpty, "charts": charts, "chartGrouping": overTime.groupBy.rawValue,
             "estimated": report.rows.contains(where: \.proceedsEstimated),
+            "estimatedCount": estimated.count,
+            "estimatedSales": estimated.sales.map { sale in
+                ["id": sale.transactionId, "href": ConsoleLinks.lookup(sale.transactionId), "productId": sale.productId, "day": sale.day,
+                 "price": Money(minorUnits: sale.grossMinor, currency: sale.currency).decimal, "currency": sale.currency,
+                 "country": sale.country, "reason": sale.reason] as [String: Any]
+            },
             "csvHref": "/console/revenue.csv" + parameters, "jsonHref": "/console/revenue.json" + parameters,
         ])
     }

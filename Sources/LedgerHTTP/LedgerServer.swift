@@ -205,7 +205,7 @@ public struct LedgerServer: Sendable {
         }
         if let appStoreConnect, let interval = configuration.ledger.pricePointInterval {
             // Apple's price points, read at start and then daily: what each sale's storefront
-            // and price pays (recorded only; revenue reads them later).
+            // and price pays, as revenue reports it.
             let pricePoints = PricePointWorker(service: service, client: appStoreConnect, interval: interval, logger: logger)
             services.append(BackgroundLoop { await pricePoints.run() })
         }

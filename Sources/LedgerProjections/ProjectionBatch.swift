@@ -103,6 +103,8 @@ struct ProjectionBatch {
             ordered += ProjectionSQL.revenueReversal(transaction, atMs: atMs, fractionMilli: fraction)
         case .setRevenueTransactionInfo(let transaction, let country, let applePrice):
             ordered += ProjectionSQL.transactionInfo(transaction, country: country, applePrice: applePrice)
+        case .setPricePoints(let product, let refreshedAtMs, let points):
+            ordered += ProjectionSQL.pricePoints(product, refreshedAtMs: refreshedAtMs, points: points)
         case .restoreOwnership(let original):
             // After the page's combined revocations: a refund and its reversal in one page end restored.
             ordered.append(.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)"))

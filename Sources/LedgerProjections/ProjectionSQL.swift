@@ -64,8 +64,9 @@ enum ProjectionSQL {
         WHERE coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) IS NOT NULL
         ON CONFLICT (line_id) DO NOTHING
         """
-        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared()] }
-        return [insert.prepared(), rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
+        let priced = priceLines(where: "l2.line_id = 'sale:' || \(sale.transactionId)")
+        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared(), priced] }
+        return [insert.prepared(), priced, rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
     }
 
     /// What Apple's Get Transaction Info said of `transaction`: kept, for a sale line added
@@ -100,7 +101,69 @@ enum ProjectionSQL {
                 WHERE line_id IN \(fragment: lines) AND NOT apple_price
                 """))
         }
+        if country != nil || applePrice != nil {
+            // A new country or price may meet a price point the line did not before.
+            statements.append(priceLines(where: "l2.line_id IN ('sale:' || \(transaction), 'refund:' || \(transaction), 'reversal:' || \(transaction))"))
+        }
         return statements
+    }
+
+    /// A product's price points as read at `refreshedAtMs`, and the lines they now price: those
+    /// purchased from then on (whose table in force may now be this one), and, when this is the
+    /// product's earliest refresh, those purchased before it (which the first refresh prices).
+    /// Lines already priced by a later table keep it, so the result is the same in any order of
+    /// refreshes, and a sale made before a tax change keeps the table of its day.
+    static func pricePoints(_ product: String, refreshedAtMs: Int64, points: [PricePointsRefreshed.Point]) -> [SQL] {
+        var statements: [SQL] = [.prepared("""
+            INSERT INTO projection_revenue_price_refreshes (product_id, refreshed_at_ms) VALUES (\(product), \(refreshedAtMs))
+            ON CONFLICT DO NOTHING
+            """)]
+        if !points.isEmpty {
+            // One refresh read twice at the same millisecond keeps what the log recorded first.
+            statements.append(.prepared("""
+                INSERT INTO projection_revenue_price_points
+                    (product_id, refreshed_at_ms, territory, currency, customer_price_minor, proceeds_minor, proceeds_year2_minor)
+                SELECT \(product), \(refreshedAtMs), t, c, p, pr, y2
+                FROM unnest(\(PostgresArray(points.map { Optional($0.territory) }))::text[],
+                            \(PostgresArray(points.map { Optional($0.currency) }))::text[],
+                            \(PostgresArray(points.map(\.customerPriceMinor)))::bigint[],
+                            \(PostgresArray(points.map(\.proceedsMinor)))::bigint[],
+                            \(PostgresArray(points.map(\.proceedsYear2Minor)))::bigint[]) AS u(t, c, p, pr, y2)
+                WHERE p IS NOT NULL AND pr IS NOT NULL
+                ON CONFLICT DO NOTHING
+                """))
+        }
+        statements.append(priceLines(where: "l2.product_id = \(product) AND l2.purchase_date_ms >= \(refreshedAtMs)"))
+        // Only when this refresh is the product's earliest: a one-time filter, no scan otherwise.
+        statements.append(priceLines(where: """
+            l2.product_id = \(product)
+            AND \(refreshedAtMs)::bigint = (SELECT min(refreshed_at_ms) FROM projection_revenue_price_refreshes WHERE product_id = \(product))
+            AND (l2.point_refreshed_at_ms IS NULL OR l2.point_refreshed_at_ms > \(refreshedAtMs))
+            """))
+        return statements
+    }
+
+    /// Sets, on the lines `condition` selects (alias `l2`), the refresh in force at their
+    /// purchase (the latest at or before it, else the first) and the proceeds per unit of that
+    /// refresh's point for their country, currency and customer price per unit (a refund's, its
+    /// sale's price); NULL proceeds where no point matches, so the plan estimates them. Writes
+    /// only the lines whose pricing changed.
+    static func priceLines(where condition: SQL) -> SQL {
+        .prepared("""
+        UPDATE projection_revenue_lines l
+        SET point_refreshed_at_ms = m.refreshed, point_proceeds_minor = m.proceeds, point_proceeds_year2_minor = m.year2
+        FROM (SELECT l2.line_id, r.refreshed, p.proceeds_minor AS proceeds, p.proceeds_year2_minor AS year2
+              FROM projection_revenue_lines l2
+              CROSS JOIN LATERAL (
+                  SELECT coalesce(max(f.refreshed_at_ms) FILTER (WHERE f.refreshed_at_ms <= l2.purchase_date_ms), min(f.refreshed_at_ms)) AS refreshed
+                  FROM projection_revenue_price_refreshes f WHERE f.product_id = l2.product_id) r
+              LEFT JOIN projection_revenue_price_points p
+                ON p.product_id = l2.product_id AND p.refreshed_at_ms = r.refreshed AND p.territory = l2.country
+               AND p.currency = l2.currency AND p.customer_price_minor * l2.quantity = coalesce(l2.sale_gross_minor, abs(l2.gross_minor))
+              WHERE \(fragment: condition)) m
+        WHERE l.line_id = m.line_id
+          AND (l.point_refreshed_at_ms, l.point_proceeds_minor, l.point_proceeds_year2_minor) IS DISTINCT FROM (m.refreshed, m.proceeds, m.year2)
+        """)
     }
 
     /// The refund of a sale: its negative, dated the day of the refund, with the sale's rate so
@@ -120,11 +183,11 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
-             country, apple_price)
+             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
                -\(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, \(atMs), quantity, \(fractionMilli), gross_minor,
-               country, apple_price
+               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)
@@ -144,11 +207,11 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
-             country, apple_price)
+             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor)
         SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
                \(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, NULL, quantity, \(fractionMilli), gross_minor,
-               country, apple_price
+               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)

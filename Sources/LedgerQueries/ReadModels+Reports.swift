@@ -11,8 +11,9 @@ extension ReadModels {
 
     /// An imported report set against the ledger's production sales and refunds of its period,
     /// read from the revenue lines (the same lines as the revenue report), by Pacific day as
-    /// App Store Connect counts them for worldwide agreements. Nil for an unknown report.
-    public func reconciliation(ofReport sha256: String) async throws -> (report: AppStoreReportImported, result: ReportReconciliation)? {
+    /// App Store Connect counts them for worldwide agreements, their proceeds as the revenue
+    /// report counts them under `commission`. Nil for an unknown report.
+    public func reconciliation(ofReport sha256: String, commission: CommissionPlan = .standard) async throws -> (report: AppStoreReportImported, result: ReportReconciliation)? {
         try await mappingDatabaseErrors {
             let reads = LedgerReads(pool: pool)
             guard let imported = try await reads.appStoreReport(sha256) else { return nil }
@@ -22,7 +23,7 @@ extension ReadModels {
                 if let sku = product.sku { bySku[sku] = product.productId }
                 if let id = product.appleId { byAppleId[id] = product.productId }
             }
-            let lines = try await ledgerReportLines(from: imported.periodStart, to: imported.periodEnd)
+            let lines = try await ledgerReportLines(from: imported.periodStart, to: imported.periodEnd, commission: commission)
             let report = AppStoreReport(
                 kind: AppStoreReport.Kind(rawValue: imported.kind) ?? .sales, periodStart: imported.periodStart, periodEnd: imported.periodEnd,
                 lines: imported.lines)
@@ -35,15 +36,18 @@ extension ReadModels {
 
     /// The ledger's production sales (by purchase) and refunds (by refund) from the first to the
     /// last Pacific day given, each with its Pacific day. Reversals are left out: App Store
-    /// Connect's reports have no line for them. A refund of a share is priced as its sale.
-    func ledgerReportLines(from: String, to: String) async throws -> [LedgerReportLine] {
+    /// Connect's reports have no line for them. A refund of a share is priced at the share it
+    /// refunded, as the simulator's reports write one (Apple's files show no prorated refund we
+    /// could read). Proceeds are the revenue report's (`RevenueLineMoney`).
+    func ledgerReportLines(from: String, to: String, commission: CommissionPlan) async throws -> [LedgerReportLine] {
         guard let start = PacificDay.startMs(of: from), let endMs = PacificDay.endMs(of: to) else {
             throw LedgerServiceError(.invalidRequest, "the report's period \(from) – \(to) is not two dates")
         }
         return try await withConsistentConnection { connection in
             try connection.query("""
-                SELECT transaction_id, product_id, line_type, currency, coalesce(sale_gross_minor, abs(gross_minor)), quantity,
-                       CASE WHEN line_type = 'sale' THEN purchase_date_ms ELSE refunded_at_ms END
+                SELECT transaction_id, product_id, line_type, currency, abs(gross_minor), quantity,
+                       CASE WHEN line_type = 'sale' THEN purchase_date_ms ELSE refunded_at_ms END,
+                       country, abs(\(fragment: RevenueLineMoney.proceeds(commission))), \(fragment: RevenueLineMoney.estimated)
                 FROM projection_revenue_lines
                 WHERE environment = 'Production' AND line_type IN ('sale', 'refund')
                   AND day BETWEEN \(from)::date - 1 AND \(to)::date + 1
@@ -56,7 +60,8 @@ extension ReadModels {
                 let refund = (try row.decode(2, as: String.self)) == "refund"
                 return LedgerReportLine(
                     transactionId: try row.decode(0), productId: try row.decode(1), day: PacificDay.of(try row.decode(6)),
-                    currency: try row.decode(3), unitPriceMinor: abs(gross) / quantity, units: refund ? -quantity : quantity, isRefund: refund)
+                    currency: try row.decode(3), unitPriceMinor: abs(gross) / quantity, units: refund ? -quantity : quantity, isRefund: refund,
+                    country: try row.decode(7), proceedsMinor: try row.decode(8), proceedsEstimated: try row.decode(9))
             }
         }
     }

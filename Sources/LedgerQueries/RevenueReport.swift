@@ -57,11 +57,9 @@ public struct RevenueQuery: Sendable, Hashable {
 }
 
 /// One group's money in one currency (or, as a total, one currency's), in minor units:
-/// `net = tax + commission + proceeds`.
-///
-/// Until Apple's price points are read (a later change), every sale's proceeds are the
-/// commission plan's estimate (`LEDGER_COMMISSION`): `taxMinor` is 0 and `proceedsEstimated`
-/// is true for every row, since every row holds at least one line of a sale.
+/// `net = tax + commission + proceeds`. Proceeds are those of Apple's price points where one
+/// prices a sale, else the commission plan's estimate (`LEDGER_COMMISSION`), which the row then
+/// says (`proceedsEstimated`).
 public struct RevenueRow: Sendable, Hashable, Encodable {
     /// `YYYY-MM-DD`, `YYYY-MM`, a product id or a country (ISO 3166-1 alpha-3, or `unknown`);
     /// empty in totals.
@@ -74,11 +72,11 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
     public var netMinor: Int64
     public var commissionMinor: Int64
     public var proceedsMinor: Int64
-    /// The tax Apple keeps before its commission (VAT, GST), as a price point states it; 0 while
-    /// proceeds are estimated.
+    /// The tax Apple keeps before its commission (VAT, GST), as the price points imply it; 0 for
+    /// the sales they do not price.
     public var taxMinor: Int64 = 0
     /// True when a sale in the row had no price point, so the commission plan estimated its
-    /// proceeds: today every row's.
+    /// proceeds.
     public var proceedsEstimated: Bool = false
 
     enum Keys: String, CodingKey {
@@ -160,18 +158,13 @@ extension ReadModels {
         case .product: "product_id"
         case .country: "country"
         }
-        let full = query.commission.percent(reducedRate: false)
-        let reduced = query.commission.percent(reducedRate: true)
-        // Commission per line, rounded half away from zero in integers (CommissionPlan), so a
-        // refund's is exactly its sale's opposite. A line moving a share of its sale (a prorated
-        // refund and its reversal) pays back that share of the sale's proceeds, rounded half up
-        // (CONTRACT.md "Money"), and its commission is the rest of its gross; for a line moving
-        // all of it this is the line's own commission, as before.
-        let sale: SQL = "coalesce(sale_gross_minor, abs(gross_minor))"
-        let proceeds: SQL = """
-            ((\(fragment: sale) - (\(fragment: sale) * CASE WHEN reduced_rate THEN \(reduced) ELSE \(full) END + 50) / 100) * fraction_milli
-             + \(RefundFraction.whole / 2)::bigint) / \(RefundFraction.whole)::bigint
-            """
+        // Per line (`RevenueLineMoney`, `SaleMoney`'s rule): a sale priced by Apple's price point
+        // pays that point's proceeds and the tax it implies; one without pays the plan's
+        // estimate. A line moving a share of its sale (a prorated refund and its reversal) moves
+        // that share of the sale's tax and proceeds, rounded half up; commission is the rest, so
+        // net = tax + commission + proceeds in every row.
+        let tax = RevenueLineMoney.tax(query.commission)
+        let proceeds = RevenueLineMoney.proceeds(query.commission)
         return try connection.query("""
             SELECT \(fragment: key) AS key, currency,
                    count(*) FILTER (WHERE line_type = 'sale'),
@@ -179,19 +172,20 @@ extension ReadModels {
                    coalesce(sum(gross_minor) FILTER (WHERE line_type = 'sale'), 0)::bigint,
                    coalesce(-sum(gross_minor) FILTER (WHERE line_type IN ('refund', 'reversal')), 0)::bigint,
                    sum(gross_minor)::bigint,
-                   sum(gross_minor - sign(gross_minor)::bigint * (\(fragment: proceeds)))::bigint
+                   sum(\(fragment: tax))::bigint,
+                   sum(\(fragment: proceeds))::bigint,
+                   bool_or(\(fragment: RevenueLineMoney.estimated))
             FROM projection_revenue_lines
             WHERE environment = \(query.environment) AND day BETWEEN \(query.from)::date AND \(query.to)::date
             GROUP BY 1, 2 ORDER BY 1, 2
             """).map { row in
             let net: Int64 = try row.decode(6)
-            let commission: Int64 = try row.decode(7)
-            // No price point is read yet: every line's proceeds are the plan's estimate, and the
-            // tax Apple keeps is not known (so 0: net = commission + proceeds).
+            let tax: Int64 = try row.decode(7)
+            let proceeds: Int64 = try row.decode(8)
             return RevenueRow(
                 key: try row.decode(0), currency: try row.decode(1), purchases: try row.decode(2), refunds: try row.decode(3),
-                grossMinor: try row.decode(4), refundedMinor: try row.decode(5), netMinor: net, commissionMinor: commission,
-                proceedsMinor: net - commission, taxMinor: 0, proceedsEstimated: true)
+                grossMinor: try row.decode(4), refundedMinor: try row.decode(5), netMinor: net, commissionMinor: net - tax - proceeds,
+                proceedsMinor: proceeds, taxMinor: tax, proceedsEstimated: try row.decode(9))
         }
     }
 }

@@ -14,7 +14,7 @@ struct AuditCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "revenue",
             abstract: "Revenue between two days (UTC, inclusive): gross, refunded, net, tax, Apple's commission (LEDGER_COMMISSION) and proceeds, per currency.",
-            discussion: "Refunds count on the day they happened. Sandbox purchases are reported only with --environment Sandbox. csv and table show amounts in major units (0.99); json in integer minor units, as the HTTP API. Until Apple's price points are read, proceeds are the commission plan's estimate (proceeds_estimated true) and tax is 0.")
+            discussion: "Refunds count on the day they happened. Sandbox purchases are reported only with --environment Sandbox. csv and table show amounts in major units (0.99); json in integer minor units, as the HTTP API. Proceeds are those of Apple's price points (purchase-ledger price-points refresh) for each sale's storefront and price, as in force when it was made; a sale no point prices is estimated by the commission plan (proceeds_estimated true, tax 0), and the table lists such sales with the reason.")
 
         enum Format: String, ExpressibleByArgument, CaseIterable {
             case table, csv, json
@@ -57,11 +57,21 @@ struct AuditCommand: AsyncParsableCommand {
         func run() async throws {
             let logger = Logger(label: "purchase-ledger.audit")
             let query = try query()
-            let report = try await database.withReadModels(logger: logger) { reads, _ in try await reads.revenue(query) }
+            let (report, estimated) = try await database.withReadModels(logger: logger) { reads, _ in
+                (try await reads.revenue(query), try await reads.estimatedSales(query))
+            }
             switch format {
             case .json: print(String(decoding: try LedgerJSON.encoder.encode(report), as: UTF8.self))
             case .csv: print(RevenueFormat.csv(report), terminator: "")
-            case .table: print(RevenueFormat.table(report), terminator: "")
+            case .table:
+                print(RevenueFormat.table(report), terminator: "")
+                if estimated.count > 0 {
+                    print("\n\(estimated.count) sale(s) estimated by the commission plan (\(query.commission.rawValue)), no price point pricing them:")
+                    for sale in estimated.sales {
+                        print("  \(sale.day) \(sale.transactionId) \(sale.productId) \(sale.country) \(Money(minorUnits: sale.grossMinor, currency: sale.currency).decimal) \(sale.currency): \(sale.reason)")
+                    }
+                    if estimated.count > Int64(estimated.sales.count) { print("  ... and \(estimated.count - Int64(estimated.sales.count)) more") }
+                }
             }
         }
     }

@@ -74,6 +74,11 @@ struct DemoCommand: AsyncParsableCommand {
         let key = P256.Signing.PrivateKey().pemRepresentation
         appleConfiguration.serverAPI = try ServerAPIAuthentication(
             privateKeyPEM: key, issuerId: "demo-issuer", keyId: "DEMOKEY001", bundleId: DemoScript.bundleId)
+        // And one for the App Store Connect API, which serves the price points.
+        let connectKey = P256.Signing.PrivateKey()
+        appleConfiguration.connectPublicKeyPEM = connectKey.publicKey.pemRepresentation
+        appleConfiguration.connectKeyId = "DEMOCONNECT1"
+        appleConfiguration.connectIssuerId = "demo-connect-issuer"
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: appleConfiguration), logger: logger).start()
         let simulator = apple.simulator
         // The ledger's dates follow the simulated Apple's; retries and Server API tokens, real time.
@@ -87,8 +92,12 @@ struct DemoCommand: AsyncParsableCommand {
             machineClock: .system)
         configuration.serverAPI = ServerAPIConfiguration(
             issuerId: "demo-issuer", keyId: "DEMOKEY001", privateKeyPEM: key, bundleId: DemoScript.bundleId, baseURL: apple.baseURL)
-        // The demo reconciles when its story says so.
+        let connectConfiguration = AppStoreConnectConfiguration(
+            issuerId: "demo-connect-issuer", keyId: "DEMOCONNECT1", privateKeyPEM: connectKey.pemRepresentation, baseURL: apple.baseURL)
+        configuration.appStoreConnect = connectConfiguration
+        // The demo reconciles, and reads price points, when its story says so.
         configuration.ledger.reconcileInterval = nil
+        configuration.ledger.pricePointInterval = nil
         // Plain HTTP on this machine: a Secure cookie would never come back.
         configuration.consoleInsecureCookies = true
         configuration.readConninfo = readConninfo
@@ -102,11 +111,22 @@ struct DemoCommand: AsyncParsableCommand {
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
         do {
             let script = DemoScript(ledger: server.baseURL, simulator: apple.simulator)
-            let refunded = try await script.play()
             let service = server.service
+            let connect = try await AppStoreConnectClient(configuration: connectConfiguration, clock: .system, logger: logger)
+            let refreshed = try await service.refreshPricePoints(using: connect, metadata: RequestMetadata(actor: "demo"))
+            let points = refreshed.reduce(0) { sum, summary in
+                if case .refreshed(let event) = summary.outcome { sum + event.points.count } else { sum }
+            }
+            print("price points: \(points) for \(refreshed.count) products, read from App Store Connect's API (purchase-ledger price-points refresh)\n")
+            let refunded = try await script.play()
             try await script.playAskingApple {
                 let summaries = try await Reconciler(service: service, client: try service.requireServerAPI(), logger: logger).run()
                 return summaries.map(\.recorded).reduce(0, +)
+            }
+            // What the worker does every minute, now: Get Transaction Info for the sales seen only
+            // in receipts, so their storefront (and so their price point) is known.
+            if let asked = try await server.transactionInfoWorker?.runOnce() {
+                print("\nApple's Get Transaction Info for sales seen only in receipts: \(asked.recorded) storefronts recorded\n")
             }
             try await DemoReconciliation.run(
                 simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock))

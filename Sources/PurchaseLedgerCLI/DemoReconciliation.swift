@@ -19,11 +19,7 @@ enum DemoReconciliation {
         guard let (_, result) = try await reads.reconciliation(ofReport: imported.report.documentSha256) else { return }
         print("App Store Connect's financial report \(from) – \(to) (purchase-ledger reconcile-reports FILE):")
         print("  \(imported.report.lines.count) in-app lines; \(result.cellsCompared) cells compared, \(result.cellsMatching) agree, \(result.differences.count) differ")
-        for difference in result.differences.prefix(5) {
-            let cell = difference.cell
-            print("  \(cell.productId) \(Money(minorUnits: cell.unitPriceMinor, currency: cell.currency).decimal) \(cell.currency) \(cell.isReturn ? "returns" : "sales"): Apple \(difference.appleUnits), ledger \(difference.ledgerUnits)"
-                + (difference.ledgerTransactions.isEmpty ? "" : " (ledger: \(difference.ledgerTransactions.joined(separator: ", ")))"))
-        }
+        for difference in result.differences.prefix(5) { print("  " + ReconcileReportsCommand.describe(difference)) }
         print("")
     }
 }

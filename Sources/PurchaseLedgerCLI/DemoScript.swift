@@ -12,14 +12,21 @@ struct DemoScript {
     static let appToken = "demo-app-token"
     static let financeToken = "demo-finance-token"
     static let supportToken = "demo-support-token"
-    static let catalog = """
-        {"products": [
-          {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"},
-          {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 299, "currency": "USD"},
-          {"product_id": "com.example.pro.monthly", "kind": "auto_renewable", "price_minor": 499, "currency": "USD"},
-          {"product_id": "com.example.pro.yearly", "kind": "auto_renewable", "price_minor": 4999, "currency": "USD"}
-        ]}
-        """
+    /// The demo's products, with App Store Connect's ids (the simulator's), so the ledger reads
+    /// their price points.
+    static var catalog: String {
+        func appleId(_ product: String) -> String {
+            SimulatedProduct.defaultCatalog.first { $0.productId == product }?.reportAppleIdentifier ?? ""
+        }
+        return """
+            {"products": [
+              {"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD", "apple_id": "\(appleId("com.example.coins100"))"},
+              {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 299, "currency": "USD", "apple_id": "\(appleId("com.example.removeads"))"},
+              {"product_id": "com.example.pro.monthly", "kind": "auto_renewable", "price_minor": 499, "currency": "USD", "apple_id": "\(appleId("com.example.pro.monthly"))"},
+              {"product_id": "com.example.pro.yearly", "kind": "auto_renewable", "price_minor": 4999, "currency": "USD", "apple_id": "\(appleId("com.example.pro.yearly"))"}
+            ]}
+            """
+    }
 
     let ledger: String
     let simulator: AppleSimulator

@@ -15,12 +15,19 @@ struct ReconcileReportsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reconcile-reports",
         abstract: "Import App Store Connect sales or financial reports and compare them with the ledger.",
-        discussion: "Each file is kept verbatim and recorded (once per content). Cells are period (Pacific days for Sales and Trends), product (by the catalog's sku or apple_id), currency, unit price and sale or return; production only. Prints every cell that differs with the ledger's transactions behind it. Exit 0 when every report agrees, 1 when one differs or cannot be read.")
+        discussion: "Each file is kept verbatim and recorded (once per content). Cells are period (Pacific days for Sales and Trends), product (by the catalog's sku or apple_id), country (where the ledger knows it), currency, unit price and sale or return; production only. Each cell compares units and proceeds (Developer Proceeds or Partner Share times units, against the ledger's proceeds under LEDGER_COMMISSION). text prints every cell that differs with the ledger's transactions behind it; json prints every cell. Exit 0 when every report agrees, 1 when one differs or cannot be read.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
 
     @OptionGroup var database: DatabaseOptions
 
     @Argument(help: "Report files (.txt or .txt.gz)")
     var files: [String]
+
+    @Option(help: "text or json")
+    var format: Format = .text
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("name at least one report file") }
@@ -34,33 +41,114 @@ struct ReconcileReportsCommand: AsyncParsableCommand {
             contents.append((file, Array(data)))
         }
         let reports = contents
-        let allAgree = try await database.withReadModels(logger: logger) { reads, pool in
+        let commission: CommissionPlan
+        do {
+            commission = try LedgerConfiguration.commission(from: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let format = format
+        // Imported first, then compared by read models caught up past the imports: a read
+        // waits for the projections, and no server may be running to move them.
+        let imports = try await database.withReadModels(logger: logger) { _, pool in
             let importer = ReportImporter(store: EventStore(pool: pool, logger: logger))
-            var agree = true
+            var imports: [(file: String, imported: ImportedReport)] = []
             for (file, bytes) in reports {
-                let imported = try await importer.importReport(
-                    bytes, fileName: URL(fileURLWithPath: file).lastPathComponent, metadata: RequestMetadata(actor: "cli:reconcile-reports"))
+                imports.append((file, try await importer.importReport(
+                    bytes, fileName: URL(fileURLWithPath: file).lastPathComponent, metadata: RequestMetadata(actor: "cli:reconcile-reports"))))
+            }
+            return imports
+        }
+        let (allAgree, cells) = try await database.withReadModels(logger: logger) { reads, _ in
+            var agree = true
+            var cells: [ReportCellComparison] = []
+            for (file, imported) in imports {
                 let report = imported.report
-                guard let (_, result) = try await reads.reconciliation(ofReport: report.documentSha256) else { continue }
+                guard let (_, result) = try await reads.reconciliation(ofReport: report.documentSha256, commission: commission) else { continue }
+                if !result.agrees { agree = false }
+                cells += result.cells
+                guard format == .text else { continue }
                 print("\(file): \(report.kind) report \(report.periodStart) – \(report.periodEnd), \(report.lines.count) in-app lines\(imported.alreadyImported ? " (imported before)" : "")")
                 print("  \(result.cellsCompared) cells compared, \(result.cellsMatching) agree, \(result.differences.count) differ")
                 if !result.unknownProducts.isEmpty {
                     print("  products no catalog entry maps to (add sku or apple_id): \(result.unknownProducts.joined(separator: ", "))")
                 }
-                for d in result.differences {
-                    let cell = d.cell
-                    let period = cell.periodStart == cell.periodEnd ? cell.periodStart : "\(cell.periodStart)..\(cell.periodEnd)"
-                    let price = Money(minorUnits: cell.unitPriceMinor, currency: cell.currency).decimal
-                    print("  \(period) \(cell.productId) \(cell.currency) \(price) \(cell.isReturn ? "return" : "sale"): Apple \(d.appleUnits), ledger \(d.ledgerUnits)"
-                        + (d.ledgerTransactions.isEmpty ? "" : "; ledger's transactions: \(d.ledgerTransactions.joined(separator: ", "))"))
-                }
-                if !result.differences.isEmpty || !result.unknownProducts.isEmpty { agree = false }
+                for d in result.differences { print("  " + Self.describe(d)) }
             }
-            return agree
+            return (agree, cells)
+        }
+        if format == .json {
+            print(String(decoding: try LedgerJSON.encoder.encode(ReconciliationJSON(cells: cells)), as: UTF8.self))
         }
         if !allAgree {
             FileHandle.standardError.write(Data("the ledger and App Store Connect's reports differ\n".utf8))
             throw ExitCode(1)
         }
+    }
+
+    /// One differing cell as a line: "2026-11-03 com.example.coins100 DEU EUR 0.99 sale: units
+    /// Apple 3, ledger 3; proceeds Apple 1.77, ledger 1.74 EUR; ledger's transactions: ...".
+    static func describe(_ d: ReportCellComparison) -> String {
+        let cell = d.cell
+        let price = Money(minorUnits: cell.unitPriceMinor, currency: cell.currency).decimal
+        let money = { (minor: Int64?) in minor.map { Money(minorUnits: $0, currency: d.proceedsCurrency).decimal } ?? "none" }
+        return "\(cell.period) \(cell.productId) \(cell.country.isEmpty ? "all countries" : cell.country) \(cell.currency) \(price) \(cell.isReturn ? "return" : "sale"): "
+            + "units Apple \(d.appleUnits), ledger \(d.ledgerUnits); proceeds Apple \(money(d.appleProceedsMinor)), ledger \(money(d.ledgerProceedsMinor)) \(d.proceedsCurrency)"
+            + (d.ledgerProceedsEstimated ? " (the ledger's estimated, no price point: money not compared)" : "")
+            + (d.ledgerTransactions.isEmpty ? "" : "; ledger's transactions: \(d.ledgerTransactions.joined(separator: ", "))")
+    }
+}
+
+/// CONTRACT.md's `reconcile-reports --format json`: every cell of every report given.
+struct ReconciliationJSON: Encodable {
+    var cells: [ReportCellComparison]
+
+    struct Cell: Encodable {
+        var period, productId, currency, type: String
+        /// Null when the cell sums every country (the ledger does not know a sale's storefront).
+        var country: String?
+        var appleUnits, ledgerUnits: Int64
+        var appleProceedsMinor, ledgerProceedsMinor: Int64?
+        var proceedsCurrency: String
+        var agrees: Bool
+        var transactionIds: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case period, country, currency, type, agrees
+            case productId = "product_id", appleUnits = "apple_units", ledgerUnits = "ledger_units"
+            case appleProceedsMinor = "apple_proceeds_minor", ledgerProceedsMinor = "ledger_proceeds_minor"
+            case proceedsCurrency = "proceeds_currency", transactionIds = "transaction_ids"
+        }
+
+        /// The nulls are written: a reader sees that a side stated no money, not a missing key.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(period, forKey: .period)
+            try c.encode(productId, forKey: .productId)
+            try c.encode(country, forKey: .country)
+            try c.encode(currency, forKey: .currency)
+            try c.encode(type, forKey: .type)
+            try c.encode(appleUnits, forKey: .appleUnits)
+            try c.encode(ledgerUnits, forKey: .ledgerUnits)
+            try c.encode(appleProceedsMinor, forKey: .appleProceedsMinor)
+            try c.encode(ledgerProceedsMinor, forKey: .ledgerProceedsMinor)
+            try c.encode(proceedsCurrency, forKey: .proceedsCurrency)
+            try c.encode(agrees, forKey: .agrees)
+            try c.encode(transactionIds, forKey: .transactionIds)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case cells, agree, differ }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(cells.map { d in
+            Cell(period: d.cell.period, productId: d.cell.productId, currency: d.cell.currency, type: d.cell.isReturn ? "return" : "sale",
+                 country: d.cell.country.isEmpty ? nil : d.cell.country, appleUnits: d.appleUnits, ledgerUnits: d.ledgerUnits,
+                 appleProceedsMinor: d.appleProceedsMinor, ledgerProceedsMinor: d.ledgerProceedsMinor, proceedsCurrency: d.proceedsCurrency,
+                 agrees: d.agrees, transactionIds: d.ledgerTransactions)
+        }, forKey: .cells)
+        try c.encode(cells.filter(\.agrees).count, forKey: .agree)
+        try c.encode(cells.filter { !$0.agrees }.count, forKey: .differ)
     }
 }

@@ -22,11 +22,12 @@ enum ReplayBench {
         return logger
     }
 
-    /// Grows the log of schema `bench_replay` (created on first use) to at least `events`.
-    static func grow(conninfo: String, to events: Int64) async throws {
+    /// Grows the log of schema `bench_replay` (created on first use) to at least `events`;
+    /// with `countries`, each sale is signed in one of six storefronts at its tier's price.
+    static func grow(conninfo: String, to events: Int64, countries: Bool = false) async throws {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
         do {
-            try await grow(pool: pool, to: events)
+            try await grow(pool: pool, to: events, countries: countries)
             await pool.close()
         } catch {
             await pool.close()
@@ -34,7 +35,7 @@ enum ReplayBench {
         }
     }
 
-    private static func grow(pool: ConnectionPool, to events: Int64) async throws {
+    private static func grow(pool: ConnectionPool, to events: Int64, countries: Bool) async throws {
         try await Migrator().migrate(pool: pool, logger: logger)
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         var head = try await log.store.headPosition()
@@ -46,27 +47,44 @@ enum ReplayBench {
             try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0)
         }
         while head < events {
-            let batch = (0..<1_000).flatMap { offset in appends(for: purchase + Int64(offset)) }
+            let batch = (0..<1_000).flatMap { offset in appends(for: purchase + Int64(offset), countries: countries) }
             purchase += 1_000
             head += Int64(try await pool.withTransaction { try log.copyAppend(batch, metadata: RequestMetadata(actor: "bench"), on: $0) })
         }
         print(head)
     }
 
+    /// Six storefronts, their currencies, and the price of the 0.99, 2.99 and 4.99 USD tiers in
+    /// each (the simulator's `PriceTerritory` tiers), in minor units.
+    static let storefronts: [(country: String, currency: String, coins: Int64, removeAds: Int64, monthly: Int64)] = [
+        ("USA", "USD", 99, 299, 499), ("DEU", "EUR", 99, 299, 499), ("FRA", "EUR", 99, 299, 499),
+        ("GBR", "GBP", 99, 299, 499), ("JPN", "JPY", 160, 500, 800), ("BRA", "BRL", 590, 1_790, 2_990),
+    ]
+
+    /// What purchase `n` is signed with in a log grown with countries: its storefront, and its
+    /// product's price there in milliunits; nil values without countries (a receipt's sale).
+    static func signed(_ n: Int64, product: String, countries: Bool) -> (storefront: String?, milliunits: Int64?, currency: String?) {
+        guard countries else { return (nil, nil, nil) }
+        let store = storefronts[Int(n % Int64(storefronts.count))]
+        let minor = product == "com.example.pro.monthly" ? store.monthly : (product == "com.example.removeads" ? store.removeAds : store.coins)
+        return (store.country, minor * (Money.minorDigits(of: store.currency) == 0 ? 1_000 : 10), store.currency)
+    }
+
     /// One purchase's events as the live flow records them; every sixth is a monthly plan with
     /// two renewals, every 25th removes ads, every 40th is refunded.
-    static func appends(for n: Int64) -> [LedgerAppend] {
+    static func appends(for n: Int64, countries: Bool = false) -> [LedgerAppend] {
         let user = "user-\(n % 50_000)", tx = String(2_000_000_000_000 + n * 4), order = "order-\(n)", submission = "sub-\(n)"
         let product = n % 6 == 0 ? "com.example.pro.monthly" : (n % 25 == 0 ? "com.example.removeads" : "com.example.coins100")
         let kind: ProductKind = n % 6 == 0 ? .autoRenewable : (n % 25 == 0 ? .nonConsumable : .consumable)
         let at: Int64 = 1_767_225_600_000 + n * 60_000
         let grants: [String: Int64] = kind == .consumable ? ["coins": 100] : [:]
         let document = String(repeating: "ab", count: 32)
+        let sold = signed(n, product: product, countries: countries)
         let delivered = PurchaseDelivered(
             transactionId: tx, originalTransactionId: tx, productId: product, kind: kind, quantity: 1, userId: user, orderId: order,
             environment: "Production", purchaseDateMs: at, expiresDateMs: kind == .autoRenewable ? at + 30 * 86_400_000 : nil,
-            priceMilliunits: nil, currency: nil, appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants,
-            submissionId: submission, match: .appAccountToken)
+            priceMilliunits: sold.milliunits, currency: sold.currency, appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants,
+            submissionId: submission, match: .appAccountToken, storefront: sold.storefront)
         var appends = [
             LedgerAppend(stream: Streams.order(order), expectation: .noStream, events: [
                 .orderCreated(OrderCreated(orderId: order, userId: user, productId: product, quantity: 1, appAccountToken: UUID().uuidString.lowercased(), createdAtMs: at - 5_000)),
@@ -91,7 +109,8 @@ enum ReplayBench {
                 appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [
                     .subscriptionRenewalSeen(SubscriptionRenewalSeen(
                         transactionId: id, originalTransactionId: tx, productId: product, userId: user, environment: "Production",
-                        purchaseDateMs: start, expiresDateMs: start + 30 * 86_400_000, isTrial: false, priceMilliunits: 4_990, currency: "USD", source: "notification")),
+                        purchaseDateMs: start, expiresDateMs: start + 30 * 86_400_000, isTrial: false,
+                        priceMilliunits: sold.milliunits ?? 4_990, currency: sold.currency ?? "USD", source: "notification", storefront: sold.storefront)),
                 ]))
             }
         }

@@ -72,6 +72,15 @@ case "replay-grow":
         exit(2)
     }
     try await ReplayBench.grow(conninfo: conninfo, to: events)
+case "price":
+    // ledger-bench price EVENTS [REQUESTS]: price points read and applied, and the revenue
+    // report before and after, on a log with countries grown to EVENTS.
+    guard let conninfo = environment["DATABASE_URL"], let events = Int64(arguments.dropFirst().first ?? "") else {
+        FileHandle.standardError.write(Data("usage: ledger-bench price EVENTS [REQUESTS] (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    try await ReplayBench.grow(conninfo: conninfo, to: events, countries: true)
+    try await PriceBench.run(conninfo: conninfo, requests: Int(arguments.dropFirst(2).first ?? "") ?? 30)
 case "replay":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.run(conninfo: conninfo)

@@ -58,7 +58,7 @@ struct LedgerHarness: Sendable {
         timeout: Duration = .seconds(20), readYourWritesTimeout: Duration = .seconds(30), verifyReceiptURL: String? = nil, database: String? = nil, logger: Logger? = nil,
         askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false, readDatabase: String? = nil,
         clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false, transactionInfoInterval: Duration? = nil,
-        askConnect: Bool = false, pricePointInterval: Duration? = nil,
+        askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -71,7 +71,7 @@ struct LedgerHarness: Sendable {
             verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
-            pricePointInterval: pricePointInterval)
+            pricePointInterval: pricePointInterval, taxChanges: taxChanges)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -130,6 +130,8 @@ struct LedgerHarness: Sendable {
         /// How often `serve` refreshes price points (with `askConnect`); nil: never, so tests
         /// refresh when they mean to.
         var pricePointInterval: Duration? = nil
+        /// VAT/GST changes the simulated App Store Connect applies on their dates.
+        var taxChanges: [TaxChange] = []
     }
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -142,6 +144,7 @@ struct LedgerHarness: Sendable {
         var simulatorConfiguration = AppleSimulator.Configuration()
         simulatorConfiguration.sharedSecret = settings.sharedSecret
         if let start = settings.appleStart { simulatorConfiguration.start = start }
+        simulatorConfiguration.taxChanges = settings.taxChanges
         let privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
         if settings.askApple {
             simulatorConfiguration.serverAPI = try ServerAPIAuthentication(

@@ -218,15 +218,19 @@ struct AppStoreReportTests {
         #expect(result.cellsCompared == 4)
         #expect(result.cellsMatching == 2, "the refund and removeads agree; t10 is outside the report's day")
         #expect(result.unknownProducts.isEmpty)
+        // The ledger's lines name no country, so each cell sums Apple's countries; Apple's rows
+        // here state no proceeds (nil), and a cell Apple has no row in pays nothing (0).
         #expect(result.differences == [
-            ReportDifference(
+            ReportCellComparison(
                 cell: ReportCell(periodStart: "2025-01-15", periodEnd: "2025-01-15", productId: "com.example.coins100",
                                  currency: "USD", unitPriceMinor: 99, isReturn: false),
-                appleUnits: 3, ledgerUnits: 2, appleCountries: ["PR", "US"], ledgerTransactions: ["t1", "t2"]),
-            ReportDifference(
+                appleUnits: 3, ledgerUnits: 2, appleProceedsMinor: nil, ledgerProceedsMinor: 0, ledgerProceedsEstimated: true,
+                appleCountries: ["PR", "US"], ledgerTransactions: ["t1", "t2"]),
+            ReportCellComparison(
                 cell: ReportCell(periodStart: "2025-01-15", periodEnd: "2025-01-15", productId: "com.example.pro.monthly",
                                  currency: "USD", unitPriceMinor: 499, isReturn: false),
-                appleUnits: 0, ledgerUnits: 1, appleCountries: [], ledgerTransactions: ["t9"]),
+                appleUnits: 0, ledgerUnits: 1, appleProceedsMinor: 0, ledgerProceedsMinor: 0, ledgerProceedsEstimated: true,
+                appleCountries: [], ledgerTransactions: ["t9"]),
         ])
     }
 
@@ -260,19 +264,89 @@ struct AppStoreReportTests {
         let report = try AppStoreReport.parse(Self.financialReport(summary: Self.countrySummary))
         let ledger = [
             LedgerReportLine(transactionId: "a", productId: "com.example.coins100", day: "2025-01-03", currency: "USD",
-                             unitPriceMinor: 99, units: 1, isRefund: false),
+                             unitPriceMinor: 99, units: 1, isRefund: false, proceedsMinor: 70, proceedsEstimated: false),
             LedgerReportLine(transactionId: "b", productId: "com.example.coins100", day: "2025-01-24", currency: "USD",
-                             unitPriceMinor: 99, units: 1, isRefund: false),
+                             unitPriceMinor: 99, units: 1, isRefund: false, proceedsMinor: 70, proceedsEstimated: false),
             LedgerReportLine(transactionId: "c", productId: "com.example.coins100", day: "2025-01-10", currency: "USD",
-                             unitPriceMinor: 99, units: -1, isRefund: true),
+                             unitPriceMinor: 99, units: -1, isRefund: true, proceedsMinor: 70, proceedsEstimated: false),
             LedgerReportLine(transactionId: "d", productId: "com.example.pro.monthly", day: "2024-12-29", currency: "GBP",
-                             unitPriceMinor: 499, units: 1, isRefund: false),
+                             unitPriceMinor: 499, units: 1, isRefund: false, proceedsMinor: 291, proceedsEstimated: false),
             LedgerReportLine(transactionId: "e", productId: "com.example.pro.monthly", day: "2025-01-26", currency: "GBP",
-                             unitPriceMinor: 499, units: 1, isRefund: false),
+                             unitPriceMinor: 499, units: 1, isRefund: false, proceedsMinor: 291, proceedsEstimated: false),
         ]
         let result = ReportReconciliation.compare(report, ledger: ledger, product: Self.product)
         #expect(result.kind == .financial)
         #expect(result.differences.isEmpty, "e is after the fiscal month: \(result.differences)")
         #expect(result.cellsMatching == 3)
+    }
+
+    static func pricedAppleLine(_ country: String, units: Int64, price: Int64, proceeds: Int64, currency: String = "EUR") -> AppStoreReportLine {
+        AppStoreReportLine(
+            periodStart: "2025-01-15", periodEnd: "2025-01-15", sku: "coins100", appleIdentifier: "1", title: "coins100", productType: "IA1",
+            country: country, currency: currency, customerPriceMinor: price, units: units, isReturn: units < 0,
+            proceedsMinor: proceeds, proceedsCurrency: currency)
+    }
+
+    static func pricedLedgerLine(_ id: String, country: String, price: Int64, proceeds: Int64, units: Int64 = 1, currency: String = "EUR") -> LedgerReportLine {
+        LedgerReportLine(
+            transactionId: id, productId: "com.example.coins100", day: "2025-01-15", currency: currency, unitPriceMinor: price, units: units,
+            isRefund: units < 0, country: country, proceedsMinor: proceeds, proceedsEstimated: false)
+    }
+
+    @Test("cells are kept per country (Apple's alpha-2 as the ledger's alpha-3) and compared in money: one altered proceeds cell is the one difference, with its transactions")
+    func money() {
+        let report = AppStoreReport(kind: .sales, periodStart: "2025-01-15", periodEnd: "2025-01-15", lines: [
+            Self.pricedAppleLine("DE", units: 2, price: 99, proceeds: 59),
+            Self.pricedAppleLine("FR", units: 1, price: 99, proceeds: 58),
+            Self.pricedAppleLine("FR", units: -1, price: 99, proceeds: 58),
+        ])
+        let ledger = [
+            Self.pricedLedgerLine("d1", country: "DEU", price: 99, proceeds: 59), Self.pricedLedgerLine("d2", country: "DEU", price: 99, proceeds: 59),
+            Self.pricedLedgerLine("f1", country: "FRA", price: 99, proceeds: 58),
+            Self.pricedLedgerLine("f2", country: "FRA", price: 99, proceeds: 58, units: -1),
+        ]
+        let agreeing = ReportReconciliation.compare(report, ledger: ledger, product: Self.product)
+        #expect(agreeing.agrees, "\(agreeing.differences)")
+        #expect(agreeing.cells.map(\.cell.country) == ["DEU", "FRA", "FRA"])
+        #expect(agreeing.cells.first?.appleProceedsMinor == 118)
+
+        var altered = report
+        altered.lines[0].proceedsMinor = 60
+        let result = ReportReconciliation.compare(altered, ledger: ledger, product: Self.product)
+        #expect(result.cellsMatching == 2)
+        let difference = result.differences.first
+        #expect(result.differences.count == 1)
+        #expect(difference?.cell.country == "DEU")
+        #expect(difference?.appleUnits == 2 && difference?.ledgerUnits == 2)
+        #expect(difference?.appleProceedsMinor == 120 && difference?.ledgerProceedsMinor == 118)
+        #expect(difference?.differsInMoneyOnly == true)
+        #expect(difference?.ledgerTransactions == ["d1", "d2"])
+    }
+
+    @Test("a ledger sale of unknown storefront sums its cell's countries on both sides, so it never shows as two differences that cancel")
+    func unknownCountry() {
+        let report = AppStoreReport(kind: .sales, periodStart: "2025-01-15", periodEnd: "2025-01-15", lines: [
+            Self.pricedAppleLine("DE", units: 1, price: 99, proceeds: 59),
+            Self.pricedAppleLine("FR", units: 1, price: 99, proceeds: 58),
+        ])
+        let ledger = [
+            Self.pricedLedgerLine("d1", country: "DEU", price: 99, proceeds: 59),
+            Self.pricedLedgerLine("x1", country: Storefront.unknown, price: 99, proceeds: 58),
+        ]
+        let result = ReportReconciliation.compare(report, ledger: ledger, product: Self.product)
+        #expect(result.cells.count == 1)
+        #expect(result.cells.first?.cell.country == "")
+        #expect(result.agrees, "\(result.cells)")
+    }
+
+    @Test("proceeds Apple pays in another currency than the customer's are not compared; the units still are")
+    func otherProceedsCurrency() {
+        var line = Self.pricedAppleLine("DE", units: 1, price: 99, proceeds: 64)
+        line.proceedsCurrency = "USD"
+        let report = AppStoreReport(kind: .sales, periodStart: "2025-01-15", periodEnd: "2025-01-15", lines: [line])
+        let result = ReportReconciliation.compare(report, ledger: [Self.pricedLedgerLine("d1", country: "DEU", price: 99, proceeds: 59)], product: Self.product)
+        #expect(result.agrees)
+        #expect(result.cells.first?.appleProceedsMinor == nil && result.cells.first?.ledgerProceedsMinor == nil)
+        #expect(result.cells.first?.proceedsCurrency == "USD")
     }
 }

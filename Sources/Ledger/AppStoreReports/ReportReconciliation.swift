@@ -1,36 +1,38 @@
-/// An App Store Connect report compared with the ledger, cell by cell (`ReportCell`).
+/// An App Store Connect report compared with the ledger, cell by cell (`ReportCell`), in units
+/// and in money.
 ///
 /// Both sides are counted in unit magnitudes: a sale cell counts units sold, a return cell units
 /// returned, whatever sign either side writes them with. Sales and returns are separate cells,
 /// so a refund never cancels a sale out of sight. Lines at a customer price of 0 (free trials,
 /// offer-code redemptions) are left out on both sides: no money moved, and the ledger's revenue
-/// has no line for them.
+/// has no line for them. Money is Apple's proceeds per unit times the units against the
+/// ledger's proceeds as its revenue report counts them, in the proceeds' currency.
 public struct ReportReconciliation: Sendable, Hashable, Codable {
     public var kind: AppStoreReport.Kind
     public var periodStart: String
     public var periodEnd: String
-    /// Cells on either side.
-    public var cellsCompared: Int
-    /// Cells where both sides count the same units.
-    public var cellsMatching: Int
-    /// The other cells, sorted by cell.
-    public var differences: [ReportDifference]
+    /// Every cell on either side, sorted by cell.
+    public var cells: [ReportCellComparison]
     /// SKUs of report lines that no catalog product maps to (the Apple identifier, prefixed
     /// "apple:", when the SKU is empty), sorted; their cells are keyed "sku:" + SKU.
     public var unknownProducts: [String]
 
-    public init(
-        kind: AppStoreReport.Kind, periodStart: String, periodEnd: String, cellsCompared: Int, cellsMatching: Int,
-        differences: [ReportDifference], unknownProducts: [String]
-    ) {
+    public init(kind: AppStoreReport.Kind, periodStart: String, periodEnd: String, cells: [ReportCellComparison], unknownProducts: [String]) {
         self.kind = kind
         self.periodStart = periodStart
         self.periodEnd = periodEnd
-        self.cellsCompared = cellsCompared
-        self.cellsMatching = cellsMatching
-        self.differences = differences
+        self.cells = cells
         self.unknownProducts = unknownProducts
     }
+
+    /// Cells on either side.
+    public var cellsCompared: Int { cells.count }
+    /// Cells where both sides count the same units and, where both state it, the same money.
+    public var cellsMatching: Int { cells.count - differences.count }
+    /// The cells that differ, sorted by cell.
+    public var differences: [ReportCellComparison] { cells.filter { !$0.agrees } }
+    /// True when every cell agrees and every product is known.
+    public var agrees: Bool { unknownProducts.isEmpty && cells.allSatisfy(\.agrees) }
 
     /// Compares `report` with the ledger's paid transactions and refunds.
     ///
@@ -46,7 +48,8 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
         _ report: AppStoreReport, ledger: [LedgerReportLine],
         product: (_ sku: String, _ appleIdentifier: String) -> String?
     ) -> ReportReconciliation {
-        var apple: [ReportCell: CellTally] = [:]
+        var appleCells: [ReportCell] = []
+        var appleLines: [AppStoreReportLine] = []
         var unknown: Set<String> = []
         for line in report.lines where line.customerPriceMinor != 0 {
             let productId: String
@@ -57,53 +60,103 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
                 unknown.insert(name)
                 productId = "sku:\(name)"
             }
-            let cell = ReportCell(
+            appleCells.append(ReportCell(
                 periodStart: line.periodStart, periodEnd: line.periodEnd, productId: productId,
-                currency: line.currency, unitPriceMinor: line.customerPriceMinor, isReturn: line.isReturn)
-            apple[cell, default: CellTally()].add(line.units, label: line.country)
+                country: CountryCodes.alpha3(fromAlpha2: line.country) ?? line.country,
+                currency: line.currency, unitPriceMinor: line.customerPriceMinor, isReturn: line.isReturn))
+            appleLines.append(line)
         }
 
         let periods = ReportPeriods(report)
-        var ledgerSide: [ReportCell: CellTally] = [:]
+        var ledgerCells: [ReportCell] = []
+        var ledgerLines: [LedgerReportLine] = []
         for line in ledger where line.unitPriceMinor != 0 {
             guard let period = periods.period(containing: line.day) else { continue }
-            let cell = ReportCell(
-                periodStart: period.start, periodEnd: period.end, productId: line.productId,
-                currency: line.currency.uppercased(), unitPriceMinor: line.unitPriceMinor, isReturn: line.isRefund)
-            ledgerSide[cell, default: CellTally()].add(line.units, label: line.transactionId)
+            ledgerCells.append(ReportCell(
+                periodStart: period.start, periodEnd: period.end, productId: line.productId, country: line.country,
+                currency: line.currency.uppercased(), unitPriceMinor: line.unitPriceMinor, isReturn: line.isRefund))
+            ledgerLines.append(line)
         }
 
-        let cells = Set(apple.keys).union(ledgerSide.keys).sorted()
-        var differences: [ReportDifference] = []
-        for cell in cells {
-            let a = apple[cell] ?? CellTally()
-            let l = ledgerSide[cell] ?? CellTally()
-            guard a.units != l.units else { continue }
-            differences.append(
-                ReportDifference(
-                    cell: cell, appleUnits: a.units, ledgerUnits: l.units,
-                    appleCountries: a.labels.sorted(), ledgerTransactions: l.labels.sorted()))
+        // Where the ledger does not know a line's country, its cell's other keys sum every country.
+        let unplaced = Set(zip(ledgerCells, ledgerLines).compactMap { cell, line in
+            line.country == Storefront.unknown ? Self.withoutCountry(cell) : nil
+        })
+        func key(_ cell: ReportCell) -> ReportCell {
+            let summed = Self.withoutCountry(cell)
+            return unplaced.contains(summed) ? summed : cell
+        }
+
+        var apple: [ReportCell: AppleTally] = [:]
+        for (cell, line) in zip(appleCells, appleLines) { apple[key(cell), default: AppleTally()].add(line) }
+        var ledgerSide: [ReportCell: LedgerTally] = [:]
+        for (cell, line) in zip(ledgerCells, ledgerLines) { ledgerSide[key(cell), default: LedgerTally()].add(line) }
+
+        let cells = Set(apple.keys).union(ledgerSide.keys).sorted().map { cell in
+            let a = apple[cell] ?? AppleTally()
+            let l = ledgerSide[cell] ?? LedgerTally()
+            // Apple's proceeds currency decides; a cell Apple has no row in is the ledger's.
+            let currency = a.currencies.count == 1 ? a.currencies.first ?? cell.currency : cell.currency
+            let comparable = a.currencies.count <= 1 && currency == cell.currency
+            return ReportCellComparison(
+                cell: cell, appleUnits: a.units, ledgerUnits: l.units,
+                appleProceedsMinor: comparable && a.proceedsComplete ? a.proceeds : nil,
+                ledgerProceedsMinor: comparable ? l.proceeds : nil, proceedsCurrency: currency,
+                ledgerProceedsEstimated: l.estimated, appleCountries: a.countries.sorted(), ledgerTransactions: l.transactions.sorted())
         }
         return ReportReconciliation(
-            kind: report.kind, periodStart: report.periodStart, periodEnd: report.periodEnd,
-            cellsCompared: cells.count, cellsMatching: cells.count - differences.count,
-            differences: differences, unknownProducts: unknown.sorted())
+            kind: report.kind, periodStart: report.periodStart, periodEnd: report.periodEnd, cells: cells, unknownProducts: unknown.sorted())
+    }
+
+    private static func withoutCountry(_ cell: ReportCell) -> ReportCell {
+        var summed = cell
+        summed.country = ""
+        return summed
     }
 }
 
-/// One side of one cell: units as a magnitude, and what to show for them (countries on Apple's
-/// side, transaction ids on the ledger's).
-private struct CellTally {
+/// Apple's side of one cell: units and proceeds as magnitudes, the countries its rows name.
+private struct AppleTally {
     var units: Int64 = 0
-    var labels: Set<String> = []
+    var proceeds: Int64 = 0
+    /// False once a row gave no proceeds: the cell's money is then unknown, not short.
+    var proceedsComplete = true
+    var currencies: Set<String> = []
+    var countries: Set<String> = []
 
-    /// Adds `units`' magnitude, saturating: a sum past `Int64.max` is no closer to matching.
-    mutating func add(_ units: Int64, label: String) {
-        let magnitude = Int64(clamping: units.magnitude)
-        let (sum, overflow) = self.units.addingReportingOverflow(magnitude)
-        self.units = overflow ? .max : sum
-        if !label.isEmpty { labels.insert(label) }
+    mutating func add(_ line: AppStoreReportLine) {
+        let units = Int64(clamping: line.units.magnitude)
+        self.units = saturatingAdd(self.units, units)
+        if let perUnit = line.proceedsMinor {
+            let (product, overflow) = perUnit.multipliedReportingOverflow(by: units)
+            proceeds = saturatingAdd(proceeds, overflow ? .max : product)
+            currencies.insert(line.proceedsCurrency ?? line.currency)
+        } else {
+            proceedsComplete = false
+        }
+        if !line.country.isEmpty { countries.insert(line.country) }
     }
+}
+
+/// The ledger's side of one cell.
+private struct LedgerTally {
+    var units: Int64 = 0
+    var proceeds: Int64 = 0
+    var estimated = false
+    var transactions: Set<String> = []
+
+    mutating func add(_ line: LedgerReportLine) {
+        units = saturatingAdd(units, Int64(clamping: line.units.magnitude))
+        proceeds = saturatingAdd(proceeds, Int64(clamping: line.proceedsMinor.magnitude))
+        estimated = estimated || line.proceedsEstimated
+        transactions.insert(line.transactionId)
+    }
+}
+
+/// A sum past `Int64.max` is no closer to matching: it stays at the maximum.
+private func saturatingAdd(_ a: Int64, _ b: Int64) -> Int64 {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    return overflow ? .max : sum
 }
 
 /// The periods a report's lines cover, to file ledger lines under by day.

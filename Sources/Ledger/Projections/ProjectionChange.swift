@@ -39,6 +39,10 @@ public enum ProjectionChange: Sendable, Hashable {
     /// `country`, and those priced from the catalog take `applePrice` (a refund's or reversal's
     /// its share of it); a sale line added later takes both as if its event had carried them.
     case setRevenueTransactionInfo(transactionId: String, country: String?, applePrice: Money?)
+    /// A product's price points as read at `refreshedAtMs`: the table that prices its sales
+    /// purchased from then until the next refresh (and those before its first refresh, if this
+    /// is the first); only points with a customer price and proceeds are kept.
+    case setPricePoints(productId: String, refreshedAtMs: Int64, points: [PricePointsRefreshed.Point])
     /// The event at `position` concerns `subject` (TimelineProjection's names).
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.

@@ -22,8 +22,12 @@ public struct RevenueProjection: Projection {
     /// reports count units). 5: refunds of a share (prorated refunds, upgrades) and their
     /// reversals move that share; Family Sharing revocations move no money. 6: each line keeps
     /// its sale's country and whether Apple priced it; Get Transaction Info's answers are kept.
-    public let version: Int32 = 6
-    public let tables = ["projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info"]
+    /// 7: each line keeps the price point that prices it (Apple's price-point refreshes).
+    public let version: Int32 = 7
+    public let tables = [
+        "projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info",
+        "projection_revenue_price_refreshes", "projection_revenue_price_points",
+    ]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
         switch event {
@@ -56,6 +60,10 @@ public struct RevenueProjection: Projection {
             // Gives back exactly what the refund took.
             guard v.refund.fractionMilli > 0 else { return [] }
             return [.addRevenueReversal(transactionId: v.refund.transactionId, atMs: v.reversedAtMs, fractionMilli: v.refund.fractionMilli)]
+        case .pricePointsRefreshed(let r):
+            return [.setPricePoints(productId: r.productId, refreshedAtMs: r.refreshedAtMs, points: r.points.filter {
+                $0.customerPriceMinor != nil && $0.proceedsMinor != nil && Storefront.countryCode($0.territory) != nil && ISO4217.isCode($0.currency)
+            })]
         case .transactionInfoRecorded(let i):
             // Checked again, as the sales' are: only a country code and ISO 4217 money count.
             let country = Storefront.countryCode(i.storefront)
