@@ -59,7 +59,10 @@ enum TimelineSummary {
             return "\(t.productId) (original transaction \(t.originalTransactionId)) moved from user \(t.fromUserId) to user \(t.toUserId)"
         case .appleNotificationReceived(let n):
             let subtype = n.subtype.map { "/\($0)" } ?? ""
-            return "Apple sent notification \(n.notificationType)\(subtype) (\(n.version)) about transaction \(n.transactionId ?? n.originalTransactionId ?? "?")"
+            // Some notifications concern no transaction (a TEST, a consent rescinded, an external
+            // purchase token, a renewal-extension summary): say so rather than "transaction ?".
+            let about = (n.transactionId ?? n.originalTransactionId).map { " about transaction \($0)" } ?? ", about no transaction"
+            return "Apple sent notification \(n.notificationType)\(subtype) (\(n.version))\(about)"
         case .purchaseRefunded(let r):
             return refundLine(r)
         case .balanceSpent(let s):

@@ -165,5 +165,12 @@ struct RefundShareFlowTests {
             == "Upgraded on 2026-01-01T00:00:00.000Z: transaction T1 of user u1 ended early for a higher plan, which goes on; Apple gave no refund amount, so no money moved")
         upgrade.refundedFractionMilli = 40_000
         #expect(TimelineSummary.line(for: .purchaseRefunded(upgrade), actor: nil).hasSuffix("; Apple refunded 40% of it"))
+
+        // A notification about no transaction says so, never "transaction ?".
+        let consent = AppleNotificationReceived(
+            notificationId: "n-3", version: "v2", notificationType: "RESCIND_CONSENT", subtype: nil, environment: "Production",
+            transactionId: nil, originalTransactionId: nil, consumptionRequestReason: nil, documentSha256: "00", receivedAtMs: Self.start)
+        #expect(TimelineSummary.line(for: .appleNotificationReceived(consent), actor: nil)
+            == "Apple sent notification RESCIND_CONSENT (v2), about no transaction")
     }
 }
