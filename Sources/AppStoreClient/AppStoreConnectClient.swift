@@ -2,8 +2,6 @@ import AppStore
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
-import NIOFoundationCompat
 import NIOHTTP1
 
 /// The App Store Connect API over AsyncHTTPClient, for what the Server API does not tell:
@@ -130,35 +128,13 @@ public final class AppStoreConnectClient: Sendable {
         }
     }
 
-    /// Full jitter, as `ServerAPIClient` does.
     func backoff(afterAttempt attempt: Int) -> Duration {
-        let cap = min(Millis.of(configuration.maximumDelay), Millis.of(configuration.baseDelay) << min(attempt - 1, 20))
-        return .milliseconds(Int64.random(in: 0...max(cap, 1)))
+        AppleHTTPExchange.backoff(afterAttempt: attempt, base: configuration.baseDelay, maximum: configuration.maximumDelay)
     }
 
-    /// One HTTP exchange; never throws: a failure is an attempt without a status.
     private func send(url: String, bearer: String) async -> (ServerAPIAttempt, retryAfter: Int?) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .GET
-        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
-        request.headers.add(name: "Accept", value: "application/json")
-        let startedAtMs = clock()
-        let started = ContinuousClock.now
-        do {
-            let response = try await httpClient.execute(request, timeout: .milliseconds(Millis.of(configuration.timeout)))
-            let bytes = try await response.body.collect(upTo: 32 << 20)
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            return (ServerAPIAttempt(
-                method: "GET", url: url, httpStatus: Int(response.status.code), body: Array(buffer: bytes),
-                latencyMs: Millis.of(ContinuousClock.now - started), startedAtMs: startedAtMs, failure: nil), retryAfter)
-        } catch {
-            let timedOut = (error as? HTTPClientError).map {
-                [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains($0)
-            } ?? false
-            return (ServerAPIAttempt(
-                method: "GET", url: url, httpStatus: nil, body: [], latencyMs: Millis.of(ContinuousClock.now - started),
-                startedAtMs: startedAtMs, failure: timedOut ? "timeout" : "connection_failed"), nil)
-        }
+        await AppleHTTPExchange(httpClient: httpClient, clock: clock, timeout: configuration.timeout, bodyLimit: 32 << 20)
+            .send(.GET, url: url, bearer: bearer)
     }
 
     /// The `detail` (or `title`) of a JSON:API error document's first error, for the message.

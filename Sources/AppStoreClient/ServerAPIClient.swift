@@ -2,8 +2,6 @@ import AppStore
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
-import NIOFoundationCompat
 import NIOHTTP1
 
 /// The App Store Server API over AsyncHTTPClient: the ledger *asks* Apple (ARCHITECTURE §8).
@@ -159,40 +157,13 @@ public final class ServerAPIClient: Sendable {
         }
     }
 
-    /// Full jitter: a random wait up to the doubled base, so clients that failed together do
-    /// not come back together.
     func backoff(afterAttempt attempt: Int) -> Duration {
-        let cap = min(Millis.of(configuration.maximumDelay), Millis.of(configuration.baseDelay) << min(attempt - 1, 20))
-        return .milliseconds(Int64.random(in: 0...max(cap, 1)))
+        AppleHTTPExchange.backoff(afterAttempt: attempt, base: configuration.baseDelay, maximum: configuration.maximumDelay)
     }
 
-    /// One HTTP exchange; never throws: a failure is an attempt without a status.
     private func send(_ method: HTTPMethod, url: String, body: Data?, bearer: String) async -> (ServerAPIAttempt, retryAfter: Int?) {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
-        request.headers.add(name: "Accept", value: "application/json")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: body))
-        }
-        let startedAtMs = clock()
-        let started = ContinuousClock.now
-        do {
-            let response = try await httpClient.execute(request, timeout: .milliseconds(Millis.of(configuration.timeout)))
-            let bytes = try await response.body.collect(upTo: 16 << 20)
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            return (ServerAPIAttempt(
-                method: method.rawValue, url: url, httpStatus: Int(response.status.code), body: Array(buffer: bytes),
-                latencyMs: Millis.of(ContinuousClock.now - started), startedAtMs: startedAtMs, failure: nil), retryAfter)
-        } catch {
-            let timedOut = (error as? HTTPClientError).map {
-                [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains($0)
-            } ?? false
-            return (ServerAPIAttempt(
-                method: method.rawValue, url: url, httpStatus: nil, body: [], latencyMs: Millis.of(ContinuousClock.now - started),
-                startedAtMs: startedAtMs, failure: timedOut ? "timeout" : "connection_failed"), nil)
-        }
+        await AppleHTTPExchange(httpClient: httpClient, clock: clock, timeout: configuration.timeout, bodyLimit: 16 << 20)
+            .send(method, url: url, body: body, bearer: bearer)
     }
 
     /// An id as one path segment: Apple's ids are digits or letters; anything else is escaped.
