@@ -1,3 +1,5 @@
+import AppStore
+
 /// Apple's price points as read from the App Store Connect API: what each territory's customer
 /// price pays the developer. A refresh appends a new event each time, so a replay prices each
 /// sale with the table in force when it was made.
@@ -8,27 +10,8 @@
 public struct PricePointsRefreshed: LedgerEventPayload {
     public static let eventType = "PricePointsRefreshed"
 
-    /// One territory's price point.
-    public struct Point: Codable, Sendable, Hashable {
-        /// App Store Connect's territory id: ISO 3166-1 alpha-3 (`USA`).
-        public var territory: String
-        /// ISO 4217 (`USD`).
-        public var currency: String
-        /// `customerPrice`, in minor units.
-        public var customerPriceMinor: Int64?
-        /// `proceeds`, in minor units.
-        public var proceedsMinor: Int64?
-        /// `proceedsYear2` (subscriptions from their second year of paid service), in minor units.
-        public var proceedsYear2Minor: Int64?
-
-        public init(territory: String, currency: String, customerPriceMinor: Int64?, proceedsMinor: Int64?, proceedsYear2Minor: Int64? = nil) {
-            self.territory = territory
-            self.currency = currency
-            self.customerPriceMinor = customerPriceMinor
-            self.proceedsMinor = proceedsMinor
-            self.proceedsYear2Minor = proceedsYear2Minor
-        }
-    }
+    /// One territory's price point, as the App Store Connect client reads it.
+    public typealias Point = PricePoint
 
     /// Which list: `in_app` (`/v2/inAppPurchases/{id}/pricePoints`) or `subscription`
     /// (`/v1/subscriptions/{id}/pricePoints`).

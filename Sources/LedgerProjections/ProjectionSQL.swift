@@ -43,30 +43,39 @@ enum ProjectionSQL {
     static func revenueSale(_ sale: RevenueSale) -> [SQL] {
         let year = CommissionPlan.yearOfServiceMs
         let service = paidService(of: "\(sale.originalTransactionId)::text", before: "\(sale.purchaseDateMs)::bigint")
+        // Priced in the same statement (the refresh in force and its point, as ``priceLines``
+        // does for lines already there): one round trip per sale, as before price points.
         let insert: SQL = """
+        WITH v AS (
+            SELECT 'sale:' || \(sale.transactionId) AS line_id, 'sale' AS line_type, \(sale.transactionId)::text AS transaction_id,
+                   \(sale.originalTransactionId)::text AS original_transaction_id, \(sale.productId)::text AS product_id,
+                   \(sale.kind.rawValue)::text AS kind, \(sale.userId)::text AS user_id, \(sale.environment)::text AS environment,
+                   \(sale.day)::date AS day, \(sale.purchaseDateMs)::bigint AS purchase_date_ms, \(sale.serviceMs)::bigint AS service_ms,
+                   coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) AS currency,
+                   coalesce(\(sale.applePrice?.minorUnits)::bigint, i.price_minor, p.price_minor * \(sale.quantity)) AS gross_minor,
+                   \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year) AS reduced_rate, greatest(\(sale.quantity), 1) AS quantity,
+                   coalesce(\(sale.country)::text, i.country, \(Storefront.unknown)::text) AS country,
+                   \(sale.applePrice != nil) OR i.price_minor IS NOT NULL AS apple_price
+            FROM (SELECT 1) AS one
+            LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = \(sale.transactionId)
+            LEFT JOIN LATERAL (
+                SELECT price_minor, currency FROM projection_revenue_prices
+                WHERE product_id = \(sale.productId)
+                ORDER BY effective_ms <= \(sale.purchaseDateMs) DESC, abs(effective_ms - \(sale.purchaseDateMs))
+                LIMIT 1) p ON true
+            WHERE coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) IS NOT NULL)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity, country, apple_price)
-        SELECT 'sale:' || \(sale.transactionId), 'sale', \(sale.transactionId), \(sale.originalTransactionId), \(sale.productId),
-               \(sale.kind.rawValue), \(sale.userId), \(sale.environment), \(sale.day)::date, \(sale.purchaseDateMs), \(sale.serviceMs),
-               coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency),
-               coalesce(\(sale.applePrice?.minorUnits)::bigint, i.price_minor, p.price_minor * \(sale.quantity)),
-               \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year), greatest(\(sale.quantity), 1),
-               coalesce(\(sale.country)::text, i.country, \(Storefront.unknown)::text),
-               \(sale.applePrice != nil) OR i.price_minor IS NOT NULL
-        FROM (SELECT 1) AS one
-        LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = \(sale.transactionId)
-        LEFT JOIN LATERAL (
-            SELECT price_minor, currency FROM projection_revenue_prices
-            WHERE product_id = \(sale.productId)
-            ORDER BY effective_ms <= \(sale.purchaseDateMs) DESC, abs(effective_ms - \(sale.purchaseDateMs))
-            LIMIT 1) p ON true
-        WHERE coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) IS NOT NULL
+             purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity, country, apple_price,
+             point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor)
+        SELECT v.line_id, v.line_type, v.transaction_id, v.original_transaction_id, v.product_id, v.kind, v.user_id, v.environment, v.day,
+               v.purchase_date_ms, v.service_ms, v.currency, v.gross_minor, v.reduced_rate, v.quantity, v.country, v.apple_price,
+               r.refreshed, pp.proceeds_minor, pp.proceeds_year2_minor
+        FROM v \(fragment: pricePointJoins("v", saleGross: "v.gross_minor"))
         ON CONFLICT (line_id) DO NOTHING
         """
-        let priced = priceLines(where: "l2.line_id = 'sale:' || \(sale.transactionId)")
-        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared(), priced] }
-        return [insert.prepared(), priced, rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
+        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared()] }
+        return [insert.prepared(), rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
     }
 
     /// What Apple's Get Transaction Info said of `transaction`: kept, for a sale line added
@@ -152,18 +161,29 @@ enum ProjectionSQL {
         .prepared("""
         UPDATE projection_revenue_lines l
         SET point_refreshed_at_ms = m.refreshed, point_proceeds_minor = m.proceeds, point_proceeds_year2_minor = m.year2
-        FROM (SELECT l2.line_id, r.refreshed, p.proceeds_minor AS proceeds, p.proceeds_year2_minor AS year2
+        FROM (SELECT l2.line_id, r.refreshed, pp.proceeds_minor AS proceeds, pp.proceeds_year2_minor AS year2
               FROM projection_revenue_lines l2
-              CROSS JOIN LATERAL (
-                  SELECT coalesce(max(f.refreshed_at_ms) FILTER (WHERE f.refreshed_at_ms <= l2.purchase_date_ms), min(f.refreshed_at_ms)) AS refreshed
-                  FROM projection_revenue_price_refreshes f WHERE f.product_id = l2.product_id) r
-              LEFT JOIN projection_revenue_price_points p
-                ON p.product_id = l2.product_id AND p.refreshed_at_ms = r.refreshed AND p.territory = l2.country
-               AND p.currency = l2.currency AND p.customer_price_minor * l2.quantity = coalesce(l2.sale_gross_minor, abs(l2.gross_minor))
+              \(fragment: pricePointJoins("l2", saleGross: "coalesce(l2.sale_gross_minor, abs(l2.gross_minor))"))
               WHERE \(fragment: condition)) m
         WHERE l.line_id = m.line_id
           AND (l.point_refreshed_at_ms, l.point_proceeds_minor, l.point_proceeds_year2_minor) IS DISTINCT FROM (m.refreshed, m.proceeds, m.year2)
         """)
+    }
+
+    /// Joins adding, to the revenue line aliased `line`, `r.refreshed` (the refresh in force at
+    /// its purchase: the latest at or before it, else the product's first) and `pp`, that
+    /// refresh's point for its country, currency and customer price per unit (`saleGross` is the
+    /// whole sale's price; NULL columns where no point matches).
+    static func pricePointJoins(_ line: String, saleGross: SQL) -> SQL {
+        """
+        CROSS JOIN LATERAL (
+            SELECT coalesce(max(f.refreshed_at_ms) FILTER (WHERE f.refreshed_at_ms <= \(identifier: line).purchase_date_ms),
+                            min(f.refreshed_at_ms)) AS refreshed
+            FROM projection_revenue_price_refreshes f WHERE f.product_id = \(identifier: line).product_id) r
+        LEFT JOIN projection_revenue_price_points pp
+          ON pp.product_id = \(identifier: line).product_id AND pp.refreshed_at_ms = r.refreshed AND pp.territory = \(identifier: line).country
+         AND pp.currency = \(identifier: line).currency AND pp.customer_price_minor * \(identifier: line).quantity = \(fragment: saleGross)
+        """
     }
 
     /// The refund of a sale: its negative, dated the day of the refund, with the sale's rate so

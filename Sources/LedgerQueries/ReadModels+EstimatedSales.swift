@@ -22,18 +22,17 @@ extension ReadModels {
     public func estimatedSales(_ query: RevenueQuery, limit: Int = 20) async throws -> (sales: [EstimatedSale], count: Int64) {
         try await mappingDatabaseErrors {
             try await withConsistentConnection { connection in
-                let filter: SQL = """
-                    environment = \(query.environment) AND day BETWEEN \(query.from)::date AND \(query.to)::date
-                    AND line_type = 'sale' AND point_proceeds_minor IS NULL
-                    """
-                let count: Int64 = try connection.query("SELECT count(*) FROM projection_revenue_lines WHERE \(fragment: filter)")
-                    .first?.decode(0) ?? 0
-                let sales = try connection.query("""
+                // One query: the window's count is taken before the LIMIT, so it is all of them.
+                let rows = try connection.query("""
                     SELECT transaction_id, product_id, to_char(day, 'YYYY-MM-DD'), country, currency, gross_minor / greatest(quantity, 1),
-                           point_refreshed_at_ms IS NULL, gross_minor
-                    FROM projection_revenue_lines WHERE \(fragment: filter)
+                           point_refreshed_at_ms IS NULL, gross_minor, count(*) OVER ()
+                    FROM projection_revenue_lines
+                    WHERE environment = \(query.environment) AND day BETWEEN \(query.from)::date AND \(query.to)::date
+                      AND line_type = 'sale' AND point_proceeds_minor IS NULL
                     ORDER BY purchase_date_ms, transaction_id LIMIT \(Int64(limit))
-                    """).map { row in
+                    """)
+                let count: Int64 = try rows.first?.decode(8) ?? 0
+                let sales = try rows.map { row in
                     let currency: String = try row.decode(4)
                     let country: String = try row.decode(3)
                     let unit = Money(minorUnits: try row.decode(5), currency: currency)

@@ -78,11 +78,7 @@ extension PurchaseService {
             let documents = read.pages.map { DocumentStore.insert($0, kind: Self.pricePointsDocumentKind) }
             let event = PricePointsRefreshed(
                 productId: product.productId, appleId: appleId, kind: kind, documentSha256List: documents.map(\.name),
-                points: read.points.map {
-                    PricePointsRefreshed.Point(
-                        territory: $0.territory, currency: $0.currency, customerPriceMinor: $0.customerPriceMinor,
-                        proceedsMinor: $0.proceedsMinor, proceedsYear2Minor: $0.proceedsYear2Minor)
-                },
+                points: read.points,
                 refreshedAtMs: clock())
             try await mappingDatabaseErrors {
                 _ = try await log.append(

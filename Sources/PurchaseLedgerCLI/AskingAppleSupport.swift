@@ -26,17 +26,27 @@ extension DatabaseOptions {
                 throw ValidationError("this command asks Apple: set APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY (App Store Server API)")
             }
             let client = try await ServerAPIClient(configuration: api, clock: configuration.machineClock, logger: logger)
-            let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
-            return try await withPool(appConninfo, maxConnections: 4, logger: logger) { pool in
-                let service = PurchaseService(
-                    store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
-                    verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, clock: configuration.clock, logger: logger),
-                    signedData: SignedDataVerifiers(
-                        rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId,
-                        clock: configuration.clock),
-                    serverAPI: client, logger: logger, clock: configuration.clock, machineClock: configuration.machineClock)
-                return try await body(service, client)
+            return try await Self.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: client, logger: logger) {
+                try await body($0, client)
             }
+        }
+    }
+
+    /// The purchase flow as `serve` builds it from `configuration`, acting as `ledger_app` on a
+    /// pool of its own, with the Server API client when the command has one.
+    static func withPurchaseService<T: Sendable>(
+        conninfo: String, configuration: ServerConfiguration, serverAPI: ServerAPIClient?, logger: Logger,
+        _ body: @Sendable (PurchaseService) async throws -> T
+    ) async throws -> T {
+        let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
+        return try await withPool(appConninfo, maxConnections: 4, logger: logger) { pool in
+            try await body(PurchaseService(
+                store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
+                verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, clock: configuration.clock, logger: logger),
+                signedData: SignedDataVerifiers(
+                    rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId,
+                    clock: configuration.clock),
+                serverAPI: serverAPI, logger: logger, clock: configuration.clock, machineClock: configuration.machineClock))
         }
     }
 }

@@ -48,16 +48,8 @@ struct PricePointsCommand: AsyncParsableCommand {
                 } catch {
                     throw NotConfigured(message: "\(error)")
                 }
-                let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
-                return try await withPool(appConninfo, maxConnections: 4, logger: logger) { pool in
-                    let service = PurchaseService(
-                        store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
-                        verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, clock: configuration.clock, logger: logger),
-                        signedData: SignedDataVerifiers(
-                            rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId,
-                            appAppleId: configuration.appAppleId, clock: configuration.clock),
-                        logger: logger, clock: configuration.clock, machineClock: configuration.machineClock)
-                    return try await service.refreshPricePoints(using: client, metadata: RequestMetadata(actor: "cli"))
+                return try await DatabaseOptions.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: nil, logger: logger) {
+                    try await $0.refreshPricePoints(using: client, metadata: RequestMetadata(actor: "cli"))
                 }
             }
             var failed = 0

@@ -65,6 +65,11 @@ struct RevenueCountryTests {
                 #expect(n("net_minor") == n("tax_minor") + n("commission_minor") + n("proceeds_minor"), "\(row)")
             }
 
+            // Each estimated sale is named, with why: no price point has been read at all.
+            let estimated = try await ledger.server.reads.estimatedSales(try RevenueQuery(from: "2000-01-01", to: "2100-12-31"), limit: 2)
+            #expect(estimated.count == 3 && estimated.sales.count == 2, "the count is all of them, the list up to the limit")
+            #expect(estimated.sales.allSatisfy { $0.reason == "no price points read for the product" }, "\(estimated.sales)")
+
             // What the Get Transaction Info worker records for the receipt's sale: Apple's signed
             // transaction verbatim as a document, and the event, once.
             let jws = try ledger.simulator.signedTransaction(gb.transactionId)
