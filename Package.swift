@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "LedgerQueries", targets: ["LedgerQueries"]),
         .library(name: "LedgerService", targets: ["LedgerService"]),
         .library(name: "LedgerWorkers", targets: ["LedgerWorkers"]),
+        .library(name: "LedgerWebhooks", targets: ["LedgerWebhooks"]),
         .library(name: "LedgerConsole", targets: ["LedgerConsole"]),
         .library(name: "LedgerHTTP", targets: ["LedgerHTTP"]),
     ],
@@ -187,13 +188,32 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Telling the app's backends (ARCHITECTURE §10): Standard Webhooks signatures, the
+        // delivery of the webhook messages projection to each endpoint (lease, checkpoint,
+        // retries, per-user order), its status and redelivery, and a receiver that verifies
+        // (the demo's, the tests' and the bench's). Reads the log only through the projection.
+        .target(
+            name: "LedgerWebhooks",
+            dependencies: [
+                "LedgerProjections", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The web console for finance and support (server-rendered HTML, sessions, CSRF): the
         // read models and reports the API serves, shown to people. Knows nothing of tokens'
         // storage or the API's routes; LedgerHTTP mounts it.
         .target(
             name: "LedgerConsole",
             dependencies: [
-                "LedgerQueries", "LedgerService", "LedgerStore", "Ledger", "AppStore", "Postgres",
+                "LedgerQueries", "LedgerService", "LedgerWebhooks", "LedgerStore", "Ledger", "AppStore", "Postgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
@@ -208,7 +228,7 @@ let package = Package(
         .target(
             name: "LedgerHTTP",
             dependencies: [
-                "LedgerConsole", "LedgerWorkers", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -228,7 +248,7 @@ let package = Package(
         .target(
             name: "PurchaseLedgerCLI",
             dependencies: [
-                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerHTTP",
+                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -241,7 +261,7 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerHTTP", "Spawning",
+                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP", "Spawning",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -279,9 +299,14 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Spawning", "Postgres", "EventStore"], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"], swiftSettings: strict),
         .testTarget(
+            name: "LedgerWebhooksTests",
+            dependencies: ["LedgerWebhooks", "Ledger", "TestSupport", "Spawning", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "LedgerHTTPTests",
             dependencies: [
-                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres",
+                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -10,6 +10,9 @@ import Postgres
 public struct Console: Sendable {
     let reads: ReadModels
     let service: PurchaseService
+    /// The primary's pool, for what is no read model: the webhook endpoints' standing
+    /// (`WebhookStatus`), written by the deliverers as they go.
+    let pool: ConnectionPool
     let sessions: ConsoleSessions
     let signIn: ConsoleSignIn
     let throttle: SignInThrottle
@@ -37,6 +40,7 @@ public struct Console: Sendable {
         let clock = clock ?? service.machineClock.now
         self.reads = reads
         self.service = service
+        self.pool = pool
         self.sessions = ConsoleSessions(pool: pool, clock: clock, tokenCheck: tokenCheck)
         self.signIn = signIn
         self.throttle = SignInThrottle(limits: signInLimits, clock: clock)

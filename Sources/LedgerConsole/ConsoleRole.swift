@@ -9,7 +9,7 @@ public enum ConsoleRole: String, Sendable, Hashable {
         switch (self, area) {
         case (.finance, _): true
         case (.support, .lookup): true
-        case (.support, .revenue), (.support, .subscriptions), (.support, .reconciliation): false
+        case (.support, .revenue), (.support, .subscriptions), (.support, .reconciliation), (.support, .webhooks): false
         }
     }
 
@@ -19,7 +19,7 @@ public enum ConsoleRole: String, Sendable, Hashable {
 
 /// The console's areas, one per navigation tab.
 enum ConsoleArea: String, Sendable, CaseIterable {
-    case revenue, subscriptions, lookup, reconciliation
+    case revenue, subscriptions, lookup, reconciliation, webhooks
 
     var title: String {
         switch self {
@@ -27,6 +27,7 @@ enum ConsoleArea: String, Sendable, CaseIterable {
         case .subscriptions: "Subscriptions"
         case .lookup: "Look-up"
         case .reconciliation: "Reconciliation"
+        case .webhooks: "Webhooks"
         }
     }
 }

@@ -31,6 +31,7 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
         SubscriptionsPage(console: console).register(on: router, routes: self)
         LookupPage(console: console).register(on: router, routes: self)
         ReconciliationPage(console: console).register(on: router, routes: self)
+        WebhooksPage(console: console).register(on: router, routes: self)
     }
 
     /// Runs a page for a signed-in user allowed in `area`: sign-in first when there is no

@@ -31,12 +31,18 @@ struct LedgerRoutes: Sendable {
         }
         router.get("v1/reports/revenue") { request, context in try await revenue(request, context) }
         router.get("v1/apple-orders/:order_id") { request, context in try await appleOrder(request, context) }
+        router.get("v1/events") { request, context in try await events(request, context) }
         router.get("healthz") { _, _ in try await health.response() }
         router.get("metrics") { _, _ in
             await health.refreshGauges(metrics)
+            // The webhook endpoints' series are read from the database now (WebhookMetrics);
+            // when it does not answer they are left out and the rest of the scrape still is.
+            let webhooks = await WebhookMetrics.scrape(health.pool, clock: service.clock)
+            var exposition = metrics.exposition()
+            if !exposition.isEmpty, !exposition.hasSuffix("\n") { exposition += "\n" }
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: exposition + webhooks)))
         }
         router.get("openapi.yaml") { _, _ in
             Response(
@@ -203,6 +209,26 @@ struct LedgerRoutes: Sendable {
             throw APIError(.notFound, "not_found", "Apple knows no order \(id)")
         }
         return try JSONResponse.make(APIAnswers.AppleOrder(view: view))
+    }
+
+    /// The feed: what webhooks tell, for consumers that pull (CONTRACT `GET /v1/events`).
+    private func events(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        _ = try authenticator.require([.app, .finance], request, context)
+        let parameters = request.uri.queryParameters
+        func integer(_ name: String, default value: Int64, in range: ClosedRange<Int64>) throws -> Int64 {
+            guard let text = parameters.get(name) else { return value }
+            guard let number = Int64(text), range.contains(number) else {
+                throw APIError.invalidRequest("\(name) is an integer from \(range.lowerBound) to \(range.upperBound), not \(text)")
+            }
+            return number
+        }
+        let after = try integer("after", default: 0, in: 0...Int64.max)
+        let limit = try integer("limit", default: 100, in: 1...Int64(ReadModels.feedLimit))
+        let wait = try integer("wait", default: 0, in: 0...ReadModels.feedWaitLimit.components.seconds)
+        let page = try await reads.events(after: after, limit: Int(limit), wait: .seconds(wait))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: page.json)))
     }
 
     private func revenue(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -11,6 +11,7 @@ import LedgerProjections
 import LedgerQueries
 import LedgerService
 import LedgerStore
+import LedgerWebhooks
 import LedgerWorkers
 import Logging
 import NIOCore
@@ -208,6 +209,20 @@ public struct LedgerServer: Sendable {
             // and price pays, as revenue reports it.
             let pricePoints = PricePointWorker(service: service, client: appStoreConnect, interval: interval, logger: logger)
             services.append(BackgroundLoop { await pricePoints.run() })
+        }
+        var deliverers: [WebhookDeliverer] = []
+        if let (endpoints, signer) = configuration.webhooks {
+            // Telling the app's backends: one deliverer per endpoint, following the webhook
+            // projection; of several servers, the lease holder of each endpoint sends.
+            let sender = WebhookSender(http: httpClient, signer: signer, clock: configuration.machineClock)
+            let owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8))"
+            for endpoint in endpoints {
+                let deliverer = WebhookDeliverer(
+                    endpoint: endpoint, pool: pool, sender: sender, runner: runner, owner: owner,
+                    settings: configuration.webhookDelivery, logger: logger)
+                deliverers.append(deliverer)
+                services.append(BackgroundLoop { await deliverer.run() })
+            }
         }
         services.append(application)
         return Parts(

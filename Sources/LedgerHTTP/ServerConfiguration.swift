@@ -3,6 +3,7 @@ import AppStoreClient
 import Foundation
 import LedgerService
 import LedgerStore
+import LedgerWebhooks
 import Postgres
 import X509
 
@@ -49,6 +50,11 @@ public struct ServerConfiguration: Sendable {
     /// How long a read waits for a standby to replay the caller's writes before the primary
     /// answers it instead.
     public var replicaLagLimit: Duration = .seconds(2)
+    /// `LEDGER_WEBHOOKS` and `LEDGER_WEBHOOK_SECRET`: the endpoints told of every change, and
+    /// how their messages are signed; nil when no endpoint is set.
+    public var webhooks: (endpoints: [WebhookEndpoint], signer: WebhookSigner)?
+    /// Settings of each endpoint's delivery (tests shorten the lease).
+    public var webhookDelivery = WebhookDeliverer.Settings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
@@ -100,6 +106,22 @@ public struct ServerConfiguration: Sendable {
             appStoreConnect = try AppStoreConnectConfiguration.fromEnvironment(environment)
         } catch {
             throw LedgerServiceError(.invalidConfiguration, error.message)
+        }
+        webhooks = try Self.webhooks(environment)
+    }
+
+    static func webhooks(_ environment: [String: String]) throws -> (endpoints: [WebhookEndpoint], signer: WebhookSigner)? {
+        do {
+            let endpoints = try WebhookEndpoint.parse(environment["LEDGER_WEBHOOKS"] ?? "")
+            guard !endpoints.isEmpty else { return nil }
+            guard let secret = environment["LEDGER_WEBHOOK_SECRET"], !secret.isEmpty else {
+                throw LedgerServiceError(.invalidConfiguration, "LEDGER_WEBHOOK_SECRET is required when LEDGER_WEBHOOKS is set")
+            }
+            return (endpoints, WebhookSigner(secrets: try WebhookSecrets(secret)))
+        } catch let error as WebhookEndpoint.Invalid {
+            throw LedgerServiceError(.invalidConfiguration, error.description)
+        } catch let error as WebhookSecrets.Invalid {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_WEBHOOK_SECRET: \(error.description)")
         }
     }
 

@@ -28,6 +28,7 @@ struct ProjectionBatch {
     private var memberOrder: [String] = []
     private var timelineEvents: [(String, Int64)] = []
     private var timelineLinks: [(String, String)] = []
+    private var webhookEvents: [WebhookEvent] = []
     /// The page's links so far: the same link comes with every event of an order or a
     /// submission, and each repeat sent cost PostgreSQL an index probe to skip it.
     private var linked: Set<Key2> = []
@@ -105,6 +106,8 @@ struct ProjectionBatch {
             ordered += ProjectionSQL.transactionInfo(transaction, country: country, applePrice: applePrice)
         case .setPricePoints(let product, let refreshedAtMs, let points):
             ordered += ProjectionSQL.pricePoints(product, refreshedAtMs: refreshedAtMs, points: points)
+        case .addWebhookEvent(let message):
+            webhookEvents.append(message)
         case .restoreOwnership(let original):
             // After the page's combined revocations: a refund and its reversal in one page end restored.
             ordered.append(.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)"))
@@ -251,6 +254,18 @@ struct ProjectionBatch {
                 INSERT INTO projection_timeline_links (subject, includes)
                 SELECT * FROM unnest(\(Self.texts(timelineLinks.map(\.0)))::text[], \(Self.texts(timelineLinks.map(\.1)))::text[])
                 ON CONFLICT DO NOTHING
+                """))
+        }
+        if !webhookEvents.isEmpty {
+            // The body's bytes are stored as made, so every send and every page serves the same.
+            let bodies = webhookEvents.map { Optional(String(decoding: $0.body, as: UTF8.self)) }
+            sql.append(.prepared("""
+                INSERT INTO projection_webhook_events (position, sequence, user_id, type, body)
+                SELECT * FROM unnest(\(Self.integers(webhookEvents.map(\.position)))::bigint[],
+                                     \(Self.integers(webhookEvents.map { Int64($0.sequence) }))::integer[],
+                                     \(Self.texts(webhookEvents.map(\.userId)))::text[],
+                                     \(Self.texts(webhookEvents.map(\.type.rawValue)))::text[], \(Self.texts(bodies))::text[])
+                ON CONFLICT (position, sequence) DO NOTHING
                 """))
         }
         return sql + ordered

@@ -284,8 +284,12 @@ public final class ProjectionRunner: Sendable {
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
             var batch = ProjectionBatch()
-            for (place, event) in decoded where place.position > checkpoint {
-                for change in projection.changes(for: event, at: place) { batch.add(change) }
+            if let folding = projection as? any FoldingProjection {
+                if let states = try fold(folding, decoded, after: checkpoint, on: connection, into: &batch) { statements.append(states) }
+            } else {
+                for (place, event) in decoded where place.position > checkpoint {
+                    for change in projection.changes(for: event, at: place) { batch.add(change) }
+                }
             }
             statements += batch.statements
         }
@@ -296,6 +300,39 @@ public final class ProjectionRunner: Sendable {
             """))
         _ = try connection.pipeline(statements)
         return last.position
+    }
+
+    /// Folds `page` (its events after `checkpoint`) through `projection`: the states of the keys
+    /// the page names are read in one query, folded in log order, and the ones that changed are
+    /// returned as one upsert, to run with the page's rows.
+    static func fold<P: FoldingProjection>(
+        _ projection: P, _ page: DecodedPage, after checkpoint: Int64, on connection: Connection, into batch: inout ProjectionBatch
+    ) throws -> SQL? {
+        let events = page.filter { $0.place.position > checkpoint }
+        var keys = Set<String>()
+        for (_, event) in events { keys.formUnion(projection.stateKeys(for: event)) }
+        var states: [String: P.State] = [:]
+        if !keys.isEmpty {
+            let rows = try connection.query(.prepared("""
+                SELECT key, state FROM \(identifier: projection.stateTable) WHERE key = ANY(\(PostgresArray(keys.map { Optional($0) })))
+                """))
+            for row in rows {
+                let text: String = try row.decode(1)
+                states[try row.decode(0)] = try LedgerJSON.decoder.decode(P.State.self, from: Data(text.utf8))
+            }
+        }
+        let loaded = states
+        for (place, event) in events {
+            for change in projection.fold(event, at: place, states: &states) { batch.add(change) }
+        }
+        let changed = states.filter { loaded[$0.key] != $0.value }.sorted { $0.key < $1.key }
+        guard !changed.isEmpty else { return nil }
+        let texts = try changed.map { Optional(String(decoding: try LedgerJSON.encoder.encode($0.value), as: UTF8.self)) }
+        return .prepared("""
+            INSERT INTO \(identifier: projection.stateTable) (key, state)
+            SELECT * FROM unnest(\(PostgresArray(changed.map { Optional($0.key) }))::text[], \(PostgresArray(texts))::text[])
+            ON CONFLICT (key) DO UPDATE SET state = excluded.state
+            """)
     }
 
     private func advance(to position: Int64) {

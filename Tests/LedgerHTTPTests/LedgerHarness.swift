@@ -9,6 +9,7 @@ import Ledger
 import LedgerHTTP
 import LedgerService
 import LedgerStore
+import LedgerWebhooks
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -59,6 +60,8 @@ struct LedgerHarness: Sendable {
         askApple: Bool = false, refundPreference: String? = nil, secureCookies: Bool = false, readDatabase: String? = nil,
         clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false, transactionInfoInterval: Duration? = nil,
         askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
+        webhooks: [WebhookEndpoint] = [], webhookSecret: String = LedgerHarness.webhookSecret,
+        webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(),
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -71,7 +74,8 @@ struct LedgerHarness: Sendable {
             verifyReceiptURL: verifyReceiptURL, logger: logger, askApple: askApple, refundPreference: refundPreference,
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
-            pricePointInterval: pricePointInterval, taxChanges: taxChanges)
+            pricePointInterval: pricePointInterval, taxChanges: taxChanges, webhooks: webhooks, webhookSecret: webhookSecret,
+            webhookDelivery: webhookDelivery)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -132,7 +136,14 @@ struct LedgerHarness: Sendable {
         var pricePointInterval: Duration? = nil
         /// VAT/GST changes the simulated App Store Connect applies on their dates.
         var taxChanges: [TaxChange] = []
+        /// Webhook endpoints (`LEDGER_WEBHOOKS`), signed with `webhookSecret`.
+        var webhooks: [WebhookEndpoint] = []
+        var webhookSecret: String = LedgerHarness.webhookSecret
+        var webhookDelivery = WebhookDeliverer.Settings()
     }
+
+    /// The tests' `LEDGER_WEBHOOK_SECRET`: 32 bytes.
+    static let webhookSecret = "whsec_" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
 
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
     static let keyId = "TESTKEY123"
@@ -182,6 +193,10 @@ struct LedgerHarness: Sendable {
                 baseDelay: .milliseconds(20), maximumDelay: .milliseconds(200))
         }
         configuration.ledger.pricePointInterval = settings.pricePointInterval
+        if !settings.webhooks.isEmpty {
+            configuration.webhooks = (settings.webhooks, WebhookSigner(secrets: try WebhookSecrets(settings.webhookSecret)))
+            configuration.webhookDelivery = settings.webhookDelivery
+        }
         if settings.askConnect {
             // Small pages, so every refresh follows `links.next`.
             configuration.appStoreConnect = AppStoreConnectConfiguration(

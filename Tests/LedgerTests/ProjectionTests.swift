@@ -102,7 +102,7 @@ struct ProjectionTests {
 
     @Test("every projection has its own name and tables")
     func names() {
-        #expect(Projections.all.map { $0.name } == ["balances", "entitlements", "subscriptions", "ownership", "revenue", "timelines"])
+        #expect(Projections.all.map { $0.name } == ["balances", "entitlements", "subscriptions", "ownership", "revenue", "timelines", "webhook_events"])
         let tables = Projections.all.flatMap { $0.tables }
         #expect(Set(tables).count == tables.count)
     }

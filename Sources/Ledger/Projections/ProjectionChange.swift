@@ -47,6 +47,8 @@ public enum ProjectionChange: Sendable, Hashable {
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.
     case timelineLink(subject: String, includes: String)
+    /// A webhook message, recorded once (by its position and sequence).
+    case addWebhookEvent(WebhookEvent)
 }
 
 /// Where an event sits in the log, for projections that keep history.
@@ -180,5 +182,7 @@ public struct SubscriptionsProjection: PlacelessProjection {
 
 public enum Projections {
     /// Every projection the ledger maintains, in the order they are applied.
-    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection(), RevenueProjection(), TimelineProjection()]
+    public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection(), RevenueProjection(), TimelineProjection(),
+        WebhookEventsProjection(),
+    ]
 }

@@ -1,0 +1,69 @@
+import AppStore
+import Foundation
+
+/// What the ledger tells the app's backends about one change: a Standard Webhooks message
+/// (`{"type","timestamp","data"}`), made from one ledger event. Its id and bytes come from the
+/// log alone (the event's position, its place among that event's messages, its recorded time),
+/// so a replay, a retry or a redelivery sends the same message and a receiver deduplicates it.
+public struct WebhookEvent: Sendable, Hashable {
+    /// The ledger event it was made from.
+    public var position: Int64
+    /// Its place among the messages of that ledger event, from 0, in CONTRACT's order of types.
+    public var sequence: Int32
+    public var type: WebhookEventType
+    /// Whose it is: one user's messages reach an endpoint in log order. Nil when it is no one's.
+    public var userId: String?
+    /// When the ledger event was recorded (milliseconds since 1970, UTC): the body's `timestamp`.
+    public var recordedAtMs: Int64
+    /// `data` besides `position` and `user_id`, which the body adds.
+    public var fields: [String: JSONValue]
+
+    public init(position: Int64, sequence: Int32, type: WebhookEventType, userId: String?, recordedAtMs: Int64, fields: [String: JSONValue]) {
+        self.position = position
+        self.sequence = sequence
+        self.type = type
+        self.userId = userId
+        self.recordedAtMs = recordedAtMs
+        self.fields = fields
+    }
+
+    /// The `webhook-id`, and the `id` of `GET /v1/events`.
+    public var id: String { Self.id(position: position, sequence: sequence) }
+
+    public static func id(position: Int64, sequence: Int32) -> String { "evt_\(position)_\(sequence)" }
+
+    /// The body as sent and served: compact JSON, keys sorted, so the same message always has
+    /// the same bytes (the signature covers them).
+    public var body: Data {
+        var data = fields
+        data["position"] = .integer(position)
+        if let userId { data["user_id"] = .string(userId) }
+        let object: JSONValue = .object([
+            "type": .string(type.rawValue),
+            "timestamp": .string(RevenueDay.iso8601(recordedAtMs)),
+            "data": .object(data),
+        ])
+        // Encoding a JSONValue of strings, integers and nulls cannot fail.
+        return (try? Self.encoder.encode(object)) ?? Data()
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+/// CONTRACT's webhook types, in the order the messages of one ledger event come.
+public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable {
+    case purchaseDelivered = "purchase.delivered"
+    case purchaseRefunded = "purchase.refunded"
+    case refundReversed = "refund.reversed"
+    case subscriptionRenewed = "subscription.renewed"
+    case subscriptionExpired = "subscription.expired"
+    case subscriptionInBillingRetry = "subscription.in_billing_retry"
+    case subscriptionInGracePeriod = "subscription.in_grace_period"
+    case subscriptionAutoRenewChanged = "subscription.auto_renew_changed"
+    case ownershipTransferred = "ownership.transferred"
+    case balanceChanged = "balance.changed"
+}

@@ -1,0 +1,280 @@
+import AppStore
+import Foundation
+
+/// What the webhook messages of later events depend on, folded from earlier ones: each user's
+/// running balance of each unit, and per subscription what its messages last told (status,
+/// auto-renew) with the transactions and renewal state that decide them. Kept per key, so a
+/// page of events loads and stores only the keys it touches.
+public enum WebhookState: Sendable, Hashable {
+    case balance(Int64)
+    case subscription(WebhookSubscription)
+
+    /// The key of a user's balance of `unit` (the unit's length first, as `Streams.wallet`, so
+    /// no pair spells another's key).
+    public static func balanceKey(userId: String, unit: String) -> String { "b:\(unit.utf8.count):\(unit):\(userId)" }
+    public static func subscriptionKey(_ originalTransactionId: String) -> String { "s:" + originalTransactionId }
+}
+
+/// One subscription as its messages see it.
+public struct WebhookSubscription: Codable, Sendable, Hashable {
+    public var productId: String?
+    /// Its owner: whose messages its messages are.
+    public var userId: String?
+    /// Every transaction Apple showed of it, merged by transaction id (as the subscriptions
+    /// projection merges them), and its newest renewal state.
+    public var entries: [SubscriptionEntry] = []
+    public var renewal: RenewalObservation?
+    /// What its messages last said: the status and auto-renew they were made at.
+    public var toldStatus: SubscriptionSummary.Status?
+    public var toldAutoRenew: Bool?
+
+    public init() {}
+}
+
+/// The mapping from ledger events to webhook messages: pure, a fold over the log. `states`
+/// holds the state of every key `keys(for:)` names for the event (absent: never stored), and
+/// comes back changed.
+public enum WebhookFold {
+    /// The state keys `messages(for:at:states:)` reads and writes for `event`.
+    public static func keys(for event: LedgerEvent) -> [String] {
+        switch event {
+        case .purchaseDelivered(let d):
+            let balances = d.grants.keys.map { WebhookState.balanceKey(userId: d.userId, unit: $0) }
+            return d.kind == .autoRenewable ? balances + [WebhookState.subscriptionKey(d.originalTransactionId)] : balances
+        case .purchaseRefunded(let r):
+            let balances = r.kind == .consumable ? r.unitsTakenBack.keys.map { WebhookState.balanceKey(userId: r.userId, unit: $0) } : []
+            return r.kind == .autoRenewable ? [WebhookState.subscriptionKey(r.originalTransactionId)] : balances
+        case .refundReversed(let v):
+            let r = v.refund
+            let balances = r.kind == .consumable ? r.unitsTakenBack.keys.map { WebhookState.balanceKey(userId: r.userId, unit: $0) } : []
+            return r.kind == .autoRenewable ? [WebhookState.subscriptionKey(r.originalTransactionId)] : balances
+        case .balanceSpent(let s):
+            return [WebhookState.balanceKey(userId: s.userId, unit: s.unit)]
+        case .subscriptionRenewalSeen(let r):
+            return [WebhookState.subscriptionKey(r.originalTransactionId)]
+        case .subscriptionObserved(let o):
+            return [WebhookState.subscriptionKey(o.originalTransactionId)]
+        case .ownershipClaimed(let c) where c.kind == .autoRenewable:
+            return [WebhookState.subscriptionKey(c.originalTransactionId)]
+        case .ownershipTransferred(let t) where t.kind == .autoRenewable:
+            return [WebhookState.subscriptionKey(t.originalTransactionId)]
+        default:
+            return []
+        }
+    }
+
+    /// The messages of `event`, in CONTRACT's order of types, and the states it leaves.
+    public static func messages(for event: LedgerEvent, at place: EventPlace, states: inout [String: WebhookState]) -> [WebhookEvent] {
+        var out = Messages(place: place)
+        switch event {
+        case .purchaseDelivered(let d):
+            out.add(.purchaseDelivered, user: d.userId, [
+                "transaction_id": .string(d.transactionId), "original_transaction_id": .string(d.originalTransactionId),
+                "product_id": .string(d.productId), "quantity": .integer(d.quantity), "environment": .string(d.environment),
+                "order_id": d.orderId.map(JSONValue.string) ?? .null,
+            ])
+            if d.kind == .autoRenewable {
+                let before = expiry(of: d.originalTransactionId, states)
+                let renewed = observe(event, subscription: d.originalTransactionId, product: d.productId, owner: d.userId, at: place, states: &states)
+                // A later period the client submitted without an order is a renewal like one Apple showed.
+                if d.match == .renewal, renewed.extends(before) {
+                    out.add(.subscriptionRenewed, user: renewed.userId, renewed.fields(d.originalTransactionId))
+                }
+            }
+            changeBalances(d.grants, sign: 1, user: d.userId, out: &out, states: &states)
+        case .subscriptionRenewalSeen(let r):
+            // An earlier period seen late (the decider records every period of a receipt) moves
+            // no expiry and renews nothing.
+            let before = expiry(of: r.originalTransactionId, states)
+            let renewed = observe(event, subscription: r.originalTransactionId, product: r.productId, owner: r.userId, at: place, states: &states)
+            if renewed.extends(before) { out.add(.subscriptionRenewed, user: renewed.userId, renewed.fields(r.originalTransactionId)) }
+        case .subscriptionObserved(let o):
+            let key = WebhookState.subscriptionKey(o.originalTransactionId)
+            let before = subscription(key, states)
+            let after = observe(event, subscription: o.originalTransactionId, product: nil, owner: nil, at: place, states: &states)
+            tellChanges(of: o.originalTransactionId, from: before, to: after, out: &out)
+            states[key] = .subscription(after.told)
+        case .purchaseRefunded(let r):
+            out.add(.purchaseRefunded, user: r.userId, [
+                "transaction_id": .string(r.transactionId), "original_transaction_id": .string(r.originalTransactionId),
+                "product_id": .string(r.productId), "refunded_fraction_milli": .integer(r.fractionMilli),
+            ])
+            if r.kind == .autoRenewable { _ = observe(event, subscription: r.originalTransactionId, product: r.productId, owner: nil, at: place, states: &states) }
+            if r.kind == .consumable { changeBalances(r.unitsTakenBack, sign: -1, user: r.userId, out: &out, states: &states) }
+        case .refundReversed(let v):
+            let r = v.refund
+            out.add(.refundReversed, user: r.userId, ["transaction_id": .string(r.transactionId)])
+            if r.kind == .autoRenewable { _ = observe(event, subscription: r.originalTransactionId, product: r.productId, owner: nil, at: place, states: &states) }
+            if r.kind == .consumable { changeBalances(r.unitsTakenBack, sign: 1, user: r.userId, out: &out, states: &states) }
+        case .ownershipClaimed(let c) where c.kind == .autoRenewable:
+            _ = observe(event, subscription: c.originalTransactionId, product: c.productId, owner: c.userId, at: place, states: &states)
+        case .ownershipTransferred(let t):
+            if t.kind == .autoRenewable {
+                _ = observe(event, subscription: t.originalTransactionId, product: t.productId, owner: t.toUserId, at: place, states: &states)
+            }
+            out.add(.ownershipTransferred, user: t.toUserId, [
+                "original_transaction_id": .string(t.originalTransactionId), "from_user_id": .string(t.fromUserId),
+            ])
+        case .balanceSpent(let s):
+            changeBalances([s.unit: s.amount], sign: -1, user: s.userId, out: &out, states: &states)
+        default:
+            break
+        }
+        return out.events
+    }
+
+    /// The messages of one ledger event, numbered as they are added.
+    struct Messages {
+        let place: EventPlace
+        var events: [WebhookEvent] = []
+
+        mutating func add(_ type: WebhookEventType, user: String?, _ fields: [String: JSONValue]) {
+            events.append(WebhookEvent(
+                position: place.position, sequence: Int32(events.count), type: type, userId: user,
+                recordedAtMs: place.recordedAtMs, fields: fields))
+        }
+    }
+
+    private static func changeBalances(_ units: [String: Int64], sign: Int64, user: String, out: inout Messages, states: inout [String: WebhookState]) {
+        for (unit, amount) in units.sorted(by: { $0.key < $1.key }) where amount != 0 {
+            let key = WebhookState.balanceKey(userId: user, unit: unit)
+            var balance: Int64 = 0
+            if case .balance(let known) = states[key] { balance = known }
+            balance += sign * amount
+            states[key] = .balance(balance)
+            out.add(.balanceChanged, user: user, ["unit": .string(unit), "balance": .integer(balance), "change": .integer(sign * amount)])
+        }
+    }
+
+    /// A subscription's end of access as its messages know it (nil: not known yet).
+    private static func expiry(of original: String, _ states: [String: WebhookState]) -> Int64? {
+        let known = subscription(WebhookState.subscriptionKey(original), states)
+        return SubscriptionSummary(entries: known.entries, renewal: known.renewal, nowMs: 0)?.expiresAtMs
+    }
+
+    private static func subscription(_ key: String, _ states: [String: WebhookState]) -> WebhookSubscription {
+        if case .subscription(let known) = states[key] { return known }
+        return WebhookSubscription()
+    }
+
+    /// A subscription after `event`: its transactions and renewal state merged by the
+    /// subscriptions projection's own rules, its product and owner updated; stored with what
+    /// its messages told unchanged (a caller that tells stores it again).
+    private static func observe(
+        _ event: LedgerEvent, subscription original: String, product: String?, owner: String?, at place: EventPlace,
+        states: inout [String: WebhookState]
+    ) -> Observed {
+        let key = WebhookState.subscriptionKey(original)
+        var sub = subscription(key, states)
+        for change in SubscriptionsProjection().changes(for: event) {
+            switch change {
+            case .mergeSubscriptionEntry(_, _, let entry):
+                if let index = sub.entries.firstIndex(where: { $0.transactionId == entry.transactionId }) {
+                    sub.entries[index] = sub.entries[index].merged(with: entry)
+                } else {
+                    sub.entries.append(entry)
+                }
+            case .observeRenewal(_, let renewal):
+                if sub.renewal.map({ renewal.observedAtMs >= $0.observedAtMs }) ?? true { sub.renewal = renewal }
+            case .clearSubscriptionCancellation(_, let transaction):
+                if let index = sub.entries.firstIndex(where: { $0.transactionId == transaction }) { sub.entries[index].cancellationDateMs = nil }
+            default:
+                break
+            }
+        }
+        if let product { sub.productId = product }
+        if let owner { sub.userId = owner }
+        let summary = SubscriptionSummary(entries: sub.entries, renewal: sub.renewal, nowMs: place.recordedAtMs)
+        var told = sub
+        if event.isPurchaseOrRenewal, let summary {
+            // A purchase or renewal is told as itself; what it made of the status is known from here.
+            told.toldStatus = summary.status
+            told.toldAutoRenew = summary.autoRenew ?? sub.toldAutoRenew
+        }
+        states[key] = .subscription(told)
+        return Observed(told: told, summary: summary)
+    }
+
+    /// The status and auto-renew changes a subscription's observation shows, told once each.
+    private static func tellChanges(of original: String, from before: WebhookSubscription, to after: Observed, out: inout Messages) {
+        guard let summary = after.summary else { return }
+        var told = after.told
+        let fields = after.fields(original)
+        if summary.status != before.toldStatus {
+            switch summary.status {
+            case .expired: out.add(.subscriptionExpired, user: told.userId, fields)
+            case .inBillingRetry: out.add(.subscriptionInBillingRetry, user: told.userId, fields)
+            case .inGracePeriod: out.add(.subscriptionInGracePeriod, user: told.userId, fields)
+            case .active, .revoked: break
+            }
+            told.toldStatus = summary.status
+        }
+        if let autoRenew = summary.autoRenew {
+            if let known = before.toldAutoRenew, known != autoRenew {
+                var changed = fields
+                changed["auto_renew"] = .bool(autoRenew)
+                out.add(.subscriptionAutoRenewChanged, user: told.userId, changed)
+            }
+            told.toldAutoRenew = autoRenew
+        }
+        after.told = told
+    }
+
+    /// A subscription as one event left it, and its summary at that event's time.
+    final class Observed {
+        var told: WebhookSubscription
+        let summary: SubscriptionSummary?
+
+        init(told: WebhookSubscription, summary: SubscriptionSummary?) {
+            self.told = told
+            self.summary = summary
+        }
+
+        var userId: String? { told.userId }
+
+        /// Whether this event moved the end of access past `before`.
+        func extends(_ before: Int64?) -> Bool {
+            guard let after = summary?.expiresAtMs else { return false }
+            return before.map { after > $0 } ?? true
+        }
+
+        /// `original_transaction_id`, `product_id`, `expires_at`: every subscription message's.
+        func fields(_ original: String) -> [String: JSONValue] {
+            [
+                "original_transaction_id": .string(original),
+                "product_id": (summary?.productId ?? told.productId).map(JSONValue.string) ?? .null,
+                "expires_at": summary?.expiresAtMs.map { .string(RevenueDay.iso8601($0)) } ?? .null,
+            ]
+        }
+    }
+}
+
+extension LedgerEvent {
+    fileprivate var isPurchaseOrRenewal: Bool {
+        switch self {
+        case .purchaseDelivered, .subscriptionRenewalSeen: true
+        default: false
+        }
+    }
+}
+
+extension WebhookState: Codable {
+    private enum CodingKeys: String, CodingKey { case balance, subscription }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let balance = try container.decodeIfPresent(Int64.self, forKey: .balance) {
+            self = .balance(balance)
+        } else {
+            self = .subscription(try container.decode(WebhookSubscription.self, forKey: .subscription))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .balance(let balance): try container.encode(balance, forKey: .balance)
+        case .subscription(let subscription): try container.encode(subscription, forKey: .subscription)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Ledger
+import LedgerStore
+import Postgres
+
+/// A page of `GET /v1/events`: the webhook messages after a position, each with its `id`, in
+/// log order, never splitting one ledger event's messages.
+public struct EventFeedPage: Sendable {
+    /// Each message's JSON object: its body with `id` first.
+    public var events: [Data]
+    /// The position of the page's last message, or the position asked after when it is empty.
+    public var next: Int64
+
+    /// `{"events":[...],"next":N}`, the stored bytes of each message kept as they are.
+    public var json: Data {
+        var out = Data(#"{"events":["#.utf8)
+        for (index, event) in events.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(event)
+        }
+        out.append(contentsOf: Array(#"],"next":\#(next)}"#.utf8))
+        return out
+    }
+}
+
+extension ReadModels {
+    public static let feedLimit = 1_000
+    public static let feedWaitLimit: Duration = .seconds(30)
+
+    /// The messages after `position`, at most `limit` ledger events' worth and all of the last
+    /// one's. With `wait`, when there are none yet the call holds until the projection runner
+    /// applies more of the log (woken by it, not by a timer) and reads again, until `wait` has
+    /// passed; a consumer that keeps `next` never misses a message.
+    public func events(after position: Int64, limit: Int, wait: Duration) async throws -> EventFeedPage {
+        let deadline = ContinuousClock.now + wait
+        while true {
+            let seen = runner.appliedPosition
+            let page = try await mappingDatabaseErrors {
+                try await pool.withConnection { connection in try Self.eventPage(after: position, limit: limit, on: connection) }
+            }
+            let left = deadline - ContinuousClock.now
+            if !page.events.isEmpty || left <= .zero { return page }
+            // Nothing yet: wait for the runner to apply past what it had when this read began.
+            try? await runner.waitUntilApplied(max(seen, position) + 1, timeout: left)
+            try Task.checkCancellation()
+        }
+    }
+
+    static func eventPage(after position: Int64, limit: Int, on connection: Connection) throws -> EventFeedPage {
+        let rows = try connection.query(.prepared("""
+            WITH page AS (
+                SELECT position, sequence, body FROM projection_webhook_events
+                WHERE position > \(position) ORDER BY position, sequence LIMIT \(Int64(limit))
+            )
+            SELECT position, sequence, body FROM page
+            UNION
+            SELECT m.position, m.sequence, m.body FROM projection_webhook_events m WHERE m.position = (SELECT max(position) FROM page)
+            ORDER BY 1, 2
+            """))
+        var events: [Data] = []
+        var next = position
+        for row in rows {
+            let (at, sequence, body): (Int64, Int32, String) = (try row.decode(0), try row.decode(1), try row.decode(2))
+            // The stored body is an object; its id goes first, the rest byte for byte.
+            var object = Data(#"{"id":"\#(WebhookEvent.id(position: at, sequence: sequence))","#.utf8)
+            object.append(contentsOf: body.utf8.dropFirst())
+            events.append(object)
+            next = at
+        }
+        return EventFeedPage(events: events, next: next)
+    }
+}

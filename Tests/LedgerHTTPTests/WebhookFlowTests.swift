@@ -1,0 +1,194 @@
+import Foundation
+import Ledger
+import LedgerWebhooks
+import Postgres
+import Testing
+
+/// Webhooks end to end in one process: a real server delivering over HTTP to receivers on
+/// loopback, the simulator standing in for Apple (purchases, refunds, reversals, renewals).
+@Suite("Webhooks and the event feed")
+struct WebhookFlowTests {
+    static let signer = { () -> WebhookSigner in
+        WebhookSigner(secrets: try! WebhookSecrets(LedgerHarness.webhookSecret))
+    }()
+
+    /// The feed from the first position to the end, following `next`.
+    static func feed(_ ledger: LedgerHarness, limit: Int = 7) async throws -> [[String: Any]] {
+        var after = 0
+        var all: [[String: Any]] = []
+        while true {
+            let page = try await ledger.get("/v1/events?after=\(after)&limit=\(limit)")
+            #expect(page.status == 200)
+            let events = page.json["events"] as? [[String: Any]] ?? []
+            let next = page.json["next"] as? Int ?? -1
+            if events.isEmpty {
+                #expect(next == after, "an empty page's next is its after")
+                return all
+            }
+            // A page never splits one ledger event's messages.
+            let last = (events.last?["data"] as? [String: Any])?["position"] as? Int
+            #expect(next == last)
+            all += events
+            after = next
+        }
+    }
+
+    @Test("every change reaches the endpoint signed, each user's in log order, and the feed and a redelivery serve the same messages")
+    func told() async throws {
+        let receiver = WebhookReceiver(signer: Self.signer)
+        try await receiver.start()
+        defer { Task { await receiver.stop() } }
+        try await LedgerHarness.with(webhooks: [WebhookEndpoint(name: "backend", url: receiver.url)]) { ledger in
+            // Coins bought, spent, refunded and the refund reversed; a subscription bought and renewed.
+            let (_, coins) = try await ledger.orderAndBuy(user: "w-alice", product: "com.example.coins100", appleId: "apple-w1")
+            #expect(try await ledger.submit(user: "w-alice", purchase: coins).outcome == "delivered")
+            let spend = try await ledger.post("/v1/users/w-alice/spend", ["unit": "coins", "amount": 30, "spend_id": "w-s1"])
+            #expect(spend.status == 200)
+            let (_, monthly) = try await ledger.orderAndBuy(user: "w-bob", product: "com.example.pro.monthly", appleId: "apple-w2")
+            #expect(try await ledger.submit(user: "w-bob", purchase: monthly).outcome == "delivered")
+            _ = try await ledger.simulator.refund(transactionId: coins.transactionId, reason: 0)
+            try await ledger.eventually("the refund is recorded") { try await ledger.count("PurchaseRefunded") == 1 }
+            _ = try await ledger.simulator.reverseRefund(transactionId: coins.transactionId)
+            try await ledger.eventually("the reversal is recorded") { try await ledger.count("RefundReversed") == 1 }
+            _ = try await ledger.simulator.advance(days: 32)
+            try await ledger.eventually("the renewal is recorded") { try await ledger.count("SubscriptionRenewalSeen") >= 1 }
+
+            let expected: [(String, String)] = [
+                ("w-alice", "purchase.delivered"), ("w-alice", "balance.changed"), ("w-alice", "balance.changed"),
+                ("w-bob", "purchase.delivered"), ("w-alice", "purchase.refunded"), ("w-alice", "balance.changed"),
+                ("w-alice", "refund.reversed"), ("w-alice", "balance.changed"), ("w-bob", "subscription.renewed"),
+            ]
+            try await ledger.eventually("every message is acknowledged", within: .seconds(30)) {
+                receiver.acknowledged.count >= expected.count
+            }
+            let told = receiver.acknowledged
+            #expect(told.allSatisfy { $0.signatureValid })
+            for user in ["w-alice", "w-bob"] {
+                let theirs = told.filter { $0.data["user_id"] as? String == user }
+                #expect(theirs.map(\.type) == expected.filter { $0.0 == user }.map(\.1), "\(user)'s messages in log order")
+                let positions = theirs.map { Self.order($0.id) }
+                #expect(zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 })
+            }
+            // Running balance: +100, -30, -100 (refund), +100 (reversal).
+            let balances = told.filter { $0.type == "balance.changed" }.map { ($0.data["change"] as? Int, $0.data["balance"] as? Int) }
+            #expect(balances.map(\.0) == [100, -30, -100, 100])
+            #expect(balances.map(\.1) == [100, 70, -30, 70])
+            let refund = try #require(told.first { $0.type == "purchase.refunded" })
+            #expect(refund.data["refunded_fraction_milli"] as? Int == 100_000)
+            #expect(refund.data["transaction_id"] as? String == coins.transactionId)
+            let delivered = try #require(told.first { $0.type == "purchase.delivered" })
+            #expect(delivered.data["quantity"] as? Int == 1)
+            #expect(delivered.data["environment"] as? String == "Production")
+            #expect(delivered.data["order_id"] is String)
+            let renewed = try #require(told.first { $0.type == "subscription.renewed" })
+            #expect((renewed.data["expires_at"] as? String)?.hasSuffix("Z") == true)
+
+            // The feed: the same objects with their ids, in log order, however the pages fall.
+            let feed = try await Self.feed(ledger)
+            #expect(feed.map { $0["id"] as? String ?? "" } == told.sorted { Self.order($0.id) < Self.order($1.id) }.map(\.id))
+            for arrival in told {
+                let object = try #require(feed.first { $0["id"] as? String == arrival.id })
+                var body = object
+                body["id"] = nil
+                #expect(NSDictionary(dictionary: body).isEqual(to: arrival.json), "\(arrival.id) served as sent")
+            }
+
+            // Redelivery of a range: the same ids and bytes again.
+            let first = try #require(told.first).data["position"] as? Int ?? 0
+            let before = receiver.arrivals.count
+            let queued = try await ledger.pool.withConnection {
+                try WebhookRedelivery.queue(endpoint: "backend", from: Int64(first), to: Int64(first), on: $0)
+            }
+            #expect(queued >= 1)
+            try await ledger.eventually("the range is sent again") { receiver.arrivals.count >= before + queued }
+            let again = receiver.arrivals[before...]
+            for arrival in again {
+                let original = try #require(told.first { $0.id == arrival.id })
+                #expect(arrival.body == original.body)
+                #expect(arrival.signatureValid)
+            }
+            #expect(Set(again.map(\.id)) == Set(told.filter { $0.data["position"] as? Int == first }.map(\.id)))
+
+            // Status: nothing waiting once the pass that sent the range is recorded.
+            try await ledger.eventually("the redelivery is recorded") {
+                try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }.first?.backlog == 0
+            }
+            let status = try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }
+            #expect(status.map(\.name) == ["backend"])
+            #expect(status.first?.lastError == nil)
+            #expect(status.first?.delivered == Int64(told.count + queued))
+        }
+    }
+
+    static func order(_ id: String) -> (Int, Int) {
+        let parts = id.split(separator: "_")
+        return (Int(parts[1]) ?? 0, Int(parts[2]) ?? 0)
+    }
+
+    @Test("a refusing endpoint is retried until it answers, and its backlog and last error show meanwhile")
+    func retried() async throws {
+        let failing = FailSwitch()
+        let receiver = WebhookReceiver(signer: Self.signer) { _ in failing.on ? 500 : 200 }
+        try await receiver.start()
+        defer { Task { await receiver.stop() } }
+        try await LedgerHarness.with(webhooks: [WebhookEndpoint(name: "flaky", url: receiver.url)]) { ledger in
+            let (_, coins) = try await ledger.orderAndBuy(user: "w-carol", product: "com.example.coins100", appleId: "apple-w3")
+            #expect(try await ledger.submit(user: "w-carol", purchase: coins).outcome == "delivered")
+            let spend = try await ledger.post("/v1/users/w-carol/spend", ["unit": "coins", "amount": 10, "spend_id": "w-s2"])
+            #expect(spend.status == 200)
+            try await ledger.eventually("the first message is refused at least twice") {
+                receiver.arrivals.filter { $0.status == 500 }.count >= 2
+            }
+            let status = try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }
+            #expect(status.first?.backlog == 3, "\(status)")
+            #expect(status.first?.lastError == "HTTP 500")
+            // Nothing of carol's overtakes the refused message.
+            #expect(Set(receiver.arrivals.map(\.id)).count == 1)
+            let feed = try await ledger.get("/v1/metrics".replacingOccurrences(of: "/v1", with: ""), token: nil)
+            #expect(feed.status == 200)
+            failing.on = false
+            try await ledger.eventually("everything arrives once the endpoint answers", within: .seconds(30)) {
+                receiver.acknowledged.count == 3
+            }
+            #expect(receiver.acknowledged.map(\.type) == ["purchase.delivered", "balance.changed", "balance.changed"])
+            let after = try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }
+            #expect(after.first?.backlog == 0)
+        }
+    }
+
+    @Test("a long poll returns as soon as a message exists, and an empty one after its wait")
+    func longPoll() async throws {
+        try await LedgerHarness.with { ledger in
+            let started = ContinuousClock.now
+            let empty = try await ledger.get("/v1/events?after=0&wait=1")
+            #expect(empty.status == 200)
+            #expect((empty.json["events"] as? [Any])?.isEmpty == true)
+            #expect(empty.json["next"] as? Int == 0)
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
+            async let waiting = ledger.get("/v1/events?after=0&wait=30")
+            try await Task.sleep(for: .milliseconds(300))
+            let (_, coins) = try await ledger.orderAndBuy(user: "w-dave", product: "com.example.coins100", appleId: "apple-w4")
+            #expect(try await ledger.submit(user: "w-dave", purchase: coins).outcome == "delivered")
+            let page = try await waiting
+            let types = (page.json["events"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+            #expect(types == ["purchase.delivered", "balance.changed"])
+            #expect(ContinuousClock.now - started < .seconds(25), "woken by the write, not by the wait's end")
+            for bad in ["after=-1", "limit=0", "limit=1001", "wait=31", "after=x"] {
+                let answer = try await ledger.get("/v1/events?\(bad)")
+                #expect(answer.status == 400, "\(bad)")
+                #expect((answer.json["error"] as? [String: Any])?["code"] as? String == "invalid_request")
+            }
+            #expect(try await ledger.get("/v1/events", token: LedgerHarness.supportToken).status == 403)
+        }
+    }
+}
+
+/// A switch tests flip while a receiver reads it.
+final class FailSwitch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = true
+    var on: Bool {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
