@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -22,6 +23,9 @@ public final class WebhookReceiver: Sendable {
         public var status: Int
         /// When it arrived, on this process's monotonic clock.
         public var at: ContinuousClock.Instant
+        /// When it arrived by the receiver's wall clock (milliseconds since 1970), when it was
+        /// given one: the bench's lag from an event's commit to its acknowledgement.
+        public var receivedAtMs: Int64?
 
         /// The body's `type` and `data`, decoded.
         public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:] }
@@ -31,6 +35,7 @@ public final class WebhookReceiver: Sendable {
 
     let signer: WebhookSigner
     let answer: @Sendable (String) -> Int
+    let clock: WallClock?
     let logger: Logger
     private let state = Mutex<State>(State())
 
@@ -42,9 +47,13 @@ public final class WebhookReceiver: Sendable {
         var onArrival: (@Sendable (Arrival) -> Void)?
     }
 
-    public init(signer: WebhookSigner, logger: Logger = Logger(label: "webhook-receiver"), answer: @escaping @Sendable (String) -> Int = { _ in 204 }) {
+    public init(
+        signer: WebhookSigner, clock: WallClock? = nil, logger: Logger = Logger(label: "webhook-receiver"),
+        answer: @escaping @Sendable (String) -> Int = { _ in 204 }
+    ) {
         self.signer = signer
         self.answer = answer
+        self.clock = clock
         self.logger = logger
     }
 
@@ -124,7 +133,7 @@ public final class WebhookReceiver: Sendable {
         let timestamp = Int64(timestampText) ?? 0
         let valid = !id.isEmpty && signer.verify(id: id, timestamp: timestamp, body: body, header: signature)
         let status = valid ? answer(id) : 401
-        let arrival = Arrival(id: id, timestamp: timestamp, body: body, signatureValid: valid, status: status, at: .now)
+        let arrival = Arrival(id: id, timestamp: timestamp, body: body, signatureValid: valid, status: status, at: .now, receivedAtMs: clock?())
         let callback = state.withLock { state -> (@Sendable (Arrival) -> Void)? in
             state.arrivals.append(arrival)
             return state.onArrival

@@ -101,16 +101,21 @@ struct DemoCommand: AsyncParsableCommand {
         // Plain HTTP on this machine: a Secure cookie would never come back.
         configuration.consoleInsecureCookies = true
         configuration.readConninfo = readConninfo
+        // The app's backend hears every change through a webhook receiver of the demo's own.
+        let webhooks = try await DemoWebhooks.start(logger: logger)
+        configuration.webhooks = (webhooks.endpoints, webhooks.signer)
         let server: RunningLedgerServer
         do {
             server = try await LedgerServer(configuration: configuration, logger: logger).start()
         } catch {
+            await webhooks.stop()
             try? await apple.stop()
             throw error
         }
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
         do {
-            let script = DemoScript(ledger: server.baseURL, simulator: apple.simulator)
+            var script = DemoScript(ledger: server.baseURL, simulator: apple.simulator)
+            script.receiverDown = { try await webhooks.setDown($0) }
             let service = server.service
             let connect = try await AppStoreConnectClient(configuration: connectConfiguration, clock: .system, logger: logger)
             let refreshed = try await service.refreshPricePoints(using: connect, metadata: RequestMetadata(actor: "demo"))
@@ -131,6 +136,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await DemoReconciliation.run(
                 simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock))
             try await report(conninfo: conninfo, refunded: refunded, clock: service.clock, logger: logger)
+            try await withPool(conninfo, logger: logger) { try await webhooks.report(pool: $0, refundedTransaction: refunded) }
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
                 print("console: \(server.baseURL)/console/ (sign in with \(DemoScript.financeToken) for finance, \(DemoScript.supportToken) for support)")
@@ -138,10 +144,12 @@ struct DemoCommand: AsyncParsableCommand {
             }
         } catch {
             try? await server.stop()
+            await webhooks.stop()
             try? await apple.stop()
             throw error
         }
         try await server.stop()
+        await webhooks.stop()
         try await apple.stop()
     }
 

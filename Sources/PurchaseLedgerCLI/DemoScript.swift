@@ -30,6 +30,9 @@ struct DemoScript {
 
     let ledger: String
     let simulator: AppleSimulator
+    /// Called with true as the crowd's days begin and false when they end: the demo's webhook
+    /// receiver is down meanwhile, and catches up after.
+    var receiverDown: @Sendable (Bool) async throws -> Void = { _ in }
 
     /// Plays the day; returns the refunded transaction, whose dispute timeline the demo prints.
     func play() async throws -> String {
@@ -63,7 +66,9 @@ struct DemoScript {
             return ((erin["balances"] as? [String: Any])?["coins"] as? Int) == 100
         }
         let ivanOriginal = try await playStories(carolApple: "apple-carol", aliceMonthly: monthly)
+        try await receiverDown(true)
         try await playCrowd(users: 300, days: 5)
+        try await receiverDown(false)
         print("\nbalances and entitlements (GET /v1/users/ID):")
         for user in ["alice", "bob", "carol", "dave", "erin", "gina", "hank"] {
             let view = try await get("/v1/users/\(user)")

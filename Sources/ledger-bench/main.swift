@@ -81,6 +81,15 @@ case "price":
     }
     try await ReplayBench.grow(conninfo: conninfo, to: events, countries: true)
     try await PriceBench.run(conninfo: conninfo, requests: Int(arguments.dropFirst(2).first ?? "") ?? 30)
+case "webhooks":
+    // ledger-bench webhooks EVENTS [SPENDS]: a log grown to EVENTS delivered to a receiver on
+    // loopback, the lag of SPENDS spends, and GET /v1/events over the same messages.
+    guard let conninfo = environment["DATABASE_URL"], let events = Int64(arguments.dropFirst().first ?? "") else {
+        FileHandle.standardError.write(Data("usage: ledger-bench webhooks EVENTS [SPENDS] (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    try await ReplayBench.grow(conninfo: conninfo, to: events)
+    try await WebhookBench.run(conninfo: conninfo, spends: Int(arguments.dropFirst(2).first ?? "") ?? 2_000)
 case "replay":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.run(conninfo: conninfo)

@@ -184,7 +184,12 @@ public enum WebhookFold {
         }
         if let product { sub.productId = product }
         if let owner { sub.userId = owner }
-        let summary = SubscriptionSummary(entries: sub.entries, renewal: sub.renewal, nowMs: place.recordedAtMs)
+        // The status is the one at the observation: the ledger's time when it read Apple's
+        // renewal state (the log's recorded time for events that carry none). The same instant
+        // on every replay, and the ledger's clock, not the database's.
+        let nowMs: Int64
+        if case .subscriptionObserved(let o) = event, let observed = o.renewal?.observedAtMs { nowMs = observed } else { nowMs = place.recordedAtMs }
+        let summary = SubscriptionSummary(entries: sub.entries, renewal: sub.renewal, nowMs: nowMs)
         var told = sub
         if event.isPurchaseOrRenewal, let summary {
             // A purchase or renewal is told as itself; what it made of the status is known from here.
