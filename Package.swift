@@ -98,12 +98,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Apple's services asked over HTTP: verifyReceipt and the App Store Server API.
+        // Apple's services asked over HTTP: verifyReceipt and the App Store Server API; and the offer
+        // signatures the ledger signs for StoreKit with the same In-App Purchase key.
         .target(
             name: "AppStoreClient",
             dependencies: [
                 "AppStore",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -293,7 +295,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSimulatorTests",
-            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Spawning", "Postgres", "EventStore"], swiftSettings: strict),

@@ -97,7 +97,7 @@ public final class ServerAPIClient: Sendable {
 
     // MARK: - The exchange
 
-    private func call<Answer: Decodable & Sendable>(
+    func call<Answer: Decodable & Sendable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil, environment: AppStoreEnvironment
     ) async throws(ServerAPIError) -> ServerAPIAnswer<Answer> {
         var url = configuration.baseURL(for: environment) + path

@@ -14,15 +14,30 @@ extension AppleSimulator {
     ///   - storefront: the App Store storefront (ISO 3166-1 alpha-3, `DEU`) the Apple ID buys
     ///     in from now on, signed into this transaction and its renewals; nil keeps the Apple
     ///     ID's (`USA` for a new one).
+    ///   - offer: a promotional offer, or an introductory-offer eligibility, signed by the app's
+    ///     server, as the app passes it to StoreKit. It is verified with the In-App Purchase
+    ///     key's public half (`Configuration.serverAPI`); one the App Store would refuse throws
+    ///     `SimulatorError.Code.invalidOffer` and buys nothing. See `OfferRedemption`.
     @discardableResult
     public func purchase(
         appleId: String, productId: String, environment: SimulatedEnvironment = .sandbox, quantity: Int = 1,
-        appAccountToken: UUID? = nil, bundleId: String? = nil, storefront: String? = nil
+        appAccountToken: UUID? = nil, bundleId: String? = nil, storefront: String? = nil,
+        offer: OfferRedemption? = nil
     ) async throws -> PurchaseResult {
-        let outcome = try await perform {
-            try $0.purchase(
+        let verifier = try offer.map { _ in try OfferVerifier(configuration.serverAPI) }
+        let outcome = try await perform { state in
+            // Checked under the lock, so the 24 hours of a signature count to the purchase's now.
+            var accepted: AcceptedOffer?
+            if let offer, let verifier {
+                accepted = try verifier.verify(
+                    offer,
+                    for: OfferVerifier.Purchase(
+                        productId: productId, bundleId: state.purchaseBundleId(appleId: appleId, requested: bundleId),
+                        appAccountToken: appAccountToken, nowMs: state.nowMs))
+            }
+            return try state.purchase(
                 appleId: appleId, productId: productId, environment: environment, quantity: quantity,
-                appAccountToken: appAccountToken, bundleId: bundleId, storefront: storefront)
+                appAccountToken: appAccountToken, bundleId: bundleId, storefront: storefront, offer: accepted)
         }
         return try result(outcome)
     }
@@ -101,6 +116,9 @@ extension AppleSimulator {
         let settings = notificationSettings
         let notifications = try core.withLock { core in
             var built: [OutgoingNotification] = []
+            // Mass extensions asked for before now run as the clock moves on, so a client that
+            // waits rather than polls finds them done (AppleSimulator+MassExtensions).
+            if milliseconds > 0 { built += completePendingMassExtensions(in: &core.state, settings: settings) }
             try core.state.advance(by: milliseconds) { state, event in
                 built += buildNotifications(for: event, in: state, settings: settings)
             }
@@ -128,7 +146,7 @@ extension AppleSimulator {
 
     /// Runs `operation` on the state, builds the notifications it caused while the state is
     /// exactly as they describe it, then delivers them.
-    private func perform(_ operation: (inout SimulatorState) throws -> PurchaseOutcome) async throws -> PurchaseOutcome {
+    func perform(_ operation: (inout SimulatorState) throws -> PurchaseOutcome) async throws -> PurchaseOutcome {
         let settings = notificationSettings
         let (outcome, notifications) = try core.withLock { core in
             // Operations validate before they mutate, so a thrown error leaves the state as it was.
@@ -142,7 +160,7 @@ extension AppleSimulator {
 
     /// The notifications for `event` as of `state`; one that cannot be built (signing failed)
     /// is logged and skipped: the store's own state is already committed, as Apple's would be.
-    private func buildNotifications(
+    func buildNotifications(
         for event: NotificationEvent, in state: borrowing SimulatorState, settings: NotificationSettings
     ) -> [OutgoingNotification] {
         do {

@@ -24,6 +24,7 @@ public final class AppleSimulator: Sendable {
         var serverAPIFailures = ServerAPIFailurePlan()
         var serverAPICalls: [ServerAPIEndpoint: Int] = [:]
         var consumptionRequests: [RecordedConsumptionRequest] = []
+        var finishRequests: [RecordedFinishRequest] = []
         /// `testNotificationToken` → the TEST notification's `signedPayload`.
         var testNotificationTokens: [String: String] = [:]
     }

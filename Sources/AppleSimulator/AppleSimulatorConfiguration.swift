@@ -42,6 +42,13 @@ extension AppleSimulator {
         /// territory pay proceeds at its rate (`PriceTerritory.all` holds the rates before), and
         /// so do the App Store Connect reports' sales bought in it from that date.
         public var taxChanges: [TaxChange] = []
+        /// How many Get Status of Subscription Renewal Date Extensions calls answer
+        /// `complete: false` before a mass extension runs: the next call runs it and answers
+        /// `complete: true`, so a client has to poll as with Apple's (which may take hours).
+        /// Calls answered by an injected failure (a 429) do not count. A mass extension also
+        /// runs when the simulated clock next moves forward, whatever the count. 0: the first
+        /// status call completes it.
+        public var massExtensionIncompleteStatusCalls: Int = 2
 
         public init() {}
 

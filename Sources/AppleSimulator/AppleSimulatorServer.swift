@@ -11,8 +11,10 @@ import ServiceLifecycle
 /// - `POST /production/verifyReceipt`, `POST /sandbox/verifyReceipt` — Apple's request
 ///   `{"receipt-data","password","exclude-old-transactions"}` and response format.
 /// - `GET /control/clock`, `POST /control/clock/advance {"days","seconds"}`
-/// - `POST /control/purchases {"apple_id","product_id","environment"?,"quantity"?,"app_account_token"?,"bundle_id"?}`
-///   → 201 `{"transaction_id",...,"receipt_data","signed_transaction"}`
+/// - `POST /control/purchases {"apple_id","product_id","environment"?,"quantity"?,"app_account_token"?,"bundle_id"?,
+///   "promotional_offer"?|"promotional_offer_jws"?|"introductory_offer_eligibility_jws"?}`
+///   → 201 `{"transaction_id",...,"receipt_data","signed_transaction"}` (an offer the App Store
+///   would refuse: 400 `invalid_offer`)
 /// - `GET /control/transactions/{id}`, `GET .../{id}/signed`, `POST .../{id}/finish`,
 ///   `POST .../{id}/refund {"reason"?,"revocation_percentage"?}` (REFUND; a percentage in
 ///   thousandths below 100000 is a prorated refund), `POST .../{id}/revoke` (Family Sharing
@@ -28,14 +30,20 @@ import ServiceLifecycle
 ///   `GET /control/notifications`, `POST|GET /control/notification-sink`
 /// - `GET|POST|DELETE /control/server-api/failures` (`{"http_status": 429|401|5xx, "retry_after"?,
 ///   "delay_ms"?, "next"?, "endpoint"?}`), `GET /control/server-api/stats`,
-///   `GET /control/server-api/consumption-requests`
+///   `GET /control/server-api/consumption-requests`, `GET /control/server-api/finish-requests`,
+///   `GET /control/server-api/finish-counts`, `GET /control/server-api/renewal-extensions`,
+///   `POST /control/server-api/mass-extensions/complete`
 ///
 /// App Store Server API (Apple's paths and bodies, both environments on this port; `Authorization:
 /// Bearer` JWT checked against `Configuration.serverAPI`, else 401): `GET /inApps/v1/transactions/{id}`,
 /// `GET /inApps/v2/history/{id}`, `GET /inApps/v1/subscriptions/{id}`, `GET /inApps/v2/refund/lookup/{id}`,
 /// `GET /inApps/v1/lookup/{orderId}`, `POST /inApps/v1/notifications/history`,
 /// `PUT /inApps/v2/transactions/consumption/{id}`, `POST /inApps/v1/notifications/test`
-/// (`?environment=Production` to pick the environment, not Apple's), `GET /inApps/v1/notifications/test/{token}`.
+/// (`?environment=Production` to pick the environment, not Apple's), `GET /inApps/v1/notifications/test/{token}`,
+/// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`, `POST /inApps/v1/subscriptions/extend/mass`
+/// (`?environment=` likewise), `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`,
+/// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`,
+/// `POST /inApps/v1/transactions/{transactionId}/finish`.
 ///
 /// App Store Connect API price points (JWT checked against `Configuration.connectPublicKeyPEM`,
 /// else 401 `NOT_AUTHORIZED`): `GET /v2/inAppPurchases/{appleId}/pricePoints`,

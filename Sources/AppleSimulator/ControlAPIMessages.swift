@@ -12,6 +12,28 @@ enum ControlAPI {
         var bundleId: String?
         /// ISO 3166-1 alpha-3 (`DEU`); default the Apple ID's storefront (`USA` for a new one).
         var storefront: String?
+        /// A promotional offer signed the original way: `{"offer_identifier","key_identifier",
+        /// "nonce","timestamp","signature"}` (see `PromotionalOfferSignature`).
+        var promotionalOffer: PromotionalOfferSignature?
+        /// A promotional offer signed as a compact JWS.
+        var promotionalOfferJws: String?
+        /// An introductory-offer eligibility, a compact JWS.
+        var introductoryOfferEligibilityJws: String?
+
+        /// The offer redeemed with the purchase: at most one of the three.
+        func offer() throws -> OfferRedemption? {
+            let given: [OfferRedemption] = [
+                promotionalOffer.map(OfferRedemption.promotionalOffer),
+                promotionalOfferJws.map(OfferRedemption.promotionalOfferJWS),
+                introductoryOfferEligibilityJws.map(OfferRedemption.introductoryOfferEligibilityJWS),
+            ].compactMap { $0 }
+            guard given.count <= 1 else {
+                throw SimulatorError(
+                    .invalidRequest,
+                    "give at most one of promotional_offer, promotional_offer_jws, introductory_offer_eligibility_jws")
+            }
+            return given.first
+        }
     }
 
     /// The transaction as `GET /control/transactions/{id}` shows it, plus what the device

@@ -5,7 +5,13 @@ import Hummingbird
 /// - `GET|POST|DELETE failures`: the next N calls answer 429 (with `Retry-After`), 401 or a 5xx,
 ///   or answer late;
 /// - `GET stats`: calls per endpoint;
-/// - `GET consumption-requests`: every Send Consumption Information call accepted.
+/// - `GET consumption-requests`: every Send Consumption Information call accepted;
+/// - `GET finish-requests`: every Finish Transaction call accepted, and `GET finish-counts`:
+///   calls per transaction id;
+/// - `GET renewal-extensions`: `{"granted":[...],"mass":[...]}`, every renewal-date extension
+///   granted and every mass extension request with its progress;
+/// - `POST mass-extensions/complete`: runs the pending mass extensions now (their notifications
+///   are posted) and answers every mass extension request.
 extension ControlRoutes {
     func registerServerAPI(on control: RouterGroup<BasicRequestContext>) {
         control.get("server-api/failures") { _, _ in try HTTPReplies.json(simulator.serverAPIFailureRules) }
@@ -27,10 +33,25 @@ extension ControlRoutes {
             return try HTTPReplies.json(counts)
         }
         control.get("server-api/consumption-requests") { _, _ in try HTTPReplies.json(simulator.consumptionRequests) }
+        control.get("server-api/finish-requests") { _, _ in try HTTPReplies.json(simulator.finishRequests) }
+        control.get("server-api/finish-counts") { _, _ in try HTTPReplies.json(simulator.finishRequestCounts) }
+        control.get("server-api/renewal-extensions") { _, _ in
+            try HTTPReplies.json(
+                ControlAPI.RenewalExtensions(granted: simulator.renewalExtensions, mass: simulator.massRenewalExtensions))
+        }
+        control.post("server-api/mass-extensions/complete") { _, _ in
+            try HTTPReplies.json(await simulator.completeMassExtensions())
+        }
     }
 }
 
 extension ControlAPI {
+    /// `GET /control/server-api/renewal-extensions`.
+    struct RenewalExtensions: Encodable {
+        var granted: [RenewalExtension]
+        var mass: [MassRenewalExtension]
+    }
+
     /// One Server API failure rule, flattened: `http_status` 429 (with `retry_after` seconds,
     /// default 1), 401 or 500...599; or only `delay_ms` for a slow normal answer. `next`
     /// (default 1) calls, to `endpoint` (a `ServerAPIEndpoint` raw value, e.g.

@@ -25,7 +25,7 @@ struct ControlRoutes {
                     appleId: body.appleId, productId: body.productId,
                     environment: try body.environment.map(ControlAPI.environment) ?? .sandbox,
                     quantity: body.quantity ?? 1, appAccountToken: body.appAccountToken, bundleId: body.bundleId,
-                    storefront: body.storefront)
+                    storefront: body.storefront, offer: try body.offer())
                 return try HTTPReplies.json(ControlAPI.PurchaseResponse(result), status: .created)
             }
         }

@@ -20,6 +20,14 @@ struct ServerAPIError: Error, Sendable, Hashable {
     static let invalidRequestRevision = ServerAPIError(
         status: 400, code: 4_000_005, "Invalid request revision.")
     static let invalidTransactionId = ServerAPIError(status: 400, code: 4_000_006, "Invalid transaction id.")
+    static let invalidOriginalTransactionId = ServerAPIError(
+        status: 400, code: 4_000_008, "Invalid original transaction id.")
+    static let invalidExtendByDays = ServerAPIError(
+        status: 400, code: 4_000_009, "Invalid extend by days value. Extend by days is 1 to 90.")
+    static let invalidExtendReasonCode = ServerAPIError(
+        status: 400, code: 4_000_010, "Invalid extend reason code. The reason code is 0, 1, 2 or 3.")
+    static let invalidRequestIdentifier = ServerAPIError(
+        status: 400, code: 4_000_011, "Invalid request identifier. It is 1 to 128 characters.")
     static let startDateAfterEndDate = ServerAPIError(
         status: 400, code: 4_000_013, "Invalid request. The end date precedes the start date or the dates are the same.")
     static let invalidPaginationToken = ServerAPIError(
@@ -33,8 +41,14 @@ struct ServerAPIError: Error, Sendable, Hashable {
     static let invalidSort = ServerAPIError(status: 400, code: 4_000_021, "Invalid request. The sort parameter is invalid.")
     static let invalidProductType = ServerAPIError(
         status: 400, code: 4_000_022, "Invalid request. The product type parameter is invalid.")
+    static let invalidProductId = ServerAPIError(
+        status: 400, code: 4_000_023, "Invalid request. The product id parameter is invalid.")
     static let invalidInAppOwnershipType = ServerAPIError(
         status: 400, code: 4_000_026, "Invalid request. The in-app ownership type parameter is invalid.")
+    static let invalidEmptyStorefrontCountryCodeList = ServerAPIError(
+        status: 400, code: 4_000_027, "Invalid request. The storefront country code list is empty.")
+    static let invalidStorefrontCountryCode = ServerAPIError(
+        status: 400, code: 4_000_028, "Invalid request. A storefront country code is invalid.")
     static let invalidRevoked = ServerAPIError(
         status: 400, code: 4_000_030, "Invalid request. The revoked parameter is invalid.")
     static let invalidStatus = ServerAPIError(
@@ -57,8 +71,23 @@ struct ServerAPIError: Error, Sendable, Hashable {
         status: 400, code: 4_000_000, "Invalid request. The refund preference field is invalid.")
     static let grantProratedWithoutPercentage = ServerAPIError(
         status: 400, code: 4_000_000, "Invalid request. GRANT_PRORATED needs a consumptionPercentage above 0.")
+    static let invalidAppAccountTokenUUID = ServerAPIError(
+        status: 400, code: 4_000_183, "Invalid request. The app account token field must be a valid UUID.")
+    static let transactionIdNotOriginalTransactionId = ServerAPIError(
+        status: 400, code: 4_000_187, "Invalid request. The transaction id is not an original transaction id.")
+    // Refusals of a renewal-date extension are 403s: the request is well formed, the
+    // subscription does not qualify.
+    static let subscriptionExtensionIneligible = ServerAPIError(
+        status: 403, code: 4_030_004,
+        "Forbidden - subscription state ineligible for extension. It is expired, in billing retry or in a free offer period.")
+    static let subscriptionMaxExtension = ServerAPIError(
+        status: 403, code: 4_030_005, "Forbidden - subscription has reached maximum extension count.")
+    static let originalTransactionIdNotFound = ServerAPIError(
+        status: 404, code: 4_040_005, "Original transaction id not found.")
     static let testNotificationNotFound = ServerAPIError(
         status: 404, code: 4_040_008, "Test notification not found.")
+    static let statusRequestNotFound = ServerAPIError(
+        status: 404, code: 4_040_009, "The server didn't find a subscription-renewal-date extension request for this requestIdentifier and productId.")
     static let transactionIdNotFound = ServerAPIError(status: 404, code: 4_040_010, "Transaction id not found.")
     static let rateLimitExceeded = ServerAPIError(status: 429, code: 4_290_000, "Rate limit exceeded.")
     static let generalInternal = ServerAPIError(status: 500, code: 5_000_000, "An unknown error occurred.")

@@ -19,6 +19,16 @@ public enum ServerAPIEndpoint: String, Sendable, Hashable, Codable, CaseIterable
     case testNotification = "test_notification"
     /// `GET /inApps/v1/notifications/test/{testNotificationToken}`
     case testNotificationStatus = "test_notification_status"
+    /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`
+    case extendRenewalDate = "extend_renewal_date"
+    /// `POST /inApps/v1/subscriptions/extend/mass`
+    case massExtendRenewalDate = "mass_extend_renewal_date"
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`
+    case massExtendRenewalDateStatus = "mass_extend_renewal_date_status"
+    /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`
+    case setAppAccountToken = "set_app_account_token"
+    /// `POST /inApps/v1/transactions/{transactionId}/finish`
+    case finishTransaction = "finish_transaction"
 }
 
 /// Makes the next N App Store Server API calls answer something else than normally.

@@ -73,6 +73,8 @@ struct ServerAPIRoutes {
                 .json(try simulator.serverAPITestNotificationStatus(try context.parameters.require("token")))
             }
         }
+        registerExtensions(on: router)
+        registerTransactionUpdates(on: router)
     }
 
     /// What a handler answers when all goes well.
@@ -81,10 +83,12 @@ struct ServerAPIRoutes {
         case json(Data)
         /// 202, empty body (Send Consumption Information).
         case accepted
+        /// 200, empty body (Set App Account Token, Finish Transaction).
+        case empty
     }
 
     /// Counts the call, applies an injected failure, checks the JWT, then runs `handler`.
-    private func answer(
+    func answer(
         _ endpoint: ServerAPIEndpoint, _ request: Request, _ handler: () async throws -> Success
     ) async -> Response {
         if let rule = simulator.beginServerAPICall(endpoint) {
@@ -119,6 +123,7 @@ struct ServerAPIRoutes {
             switch try await handler() {
             case .json(let data): return HTTPReplies.json(data)
             case .accepted: return Response(status: .accepted)
+            case .empty: return Response(status: .ok)
             }
         } catch let error as ServerAPIError {
             return Self.error(error)

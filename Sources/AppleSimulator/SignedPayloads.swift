@@ -30,8 +30,10 @@ struct SignedTransactionPayload: Encodable, Sendable {
     /// (omitted) otherwise.
     var revocationPercentage: Int64?
     var isUpgraded: Bool?
-    /// 1 introductory offer (the free trial here); nil without an offer.
+    /// 1 introductory offer (the free trial here), 2 promotional offer; nil without an offer.
     var offerType: Int?
+    /// The promotional offer's id; nil (omitted) without one.
+    var offerIdentifier: String?
     var environment: String
     var transactionReason: String
     var storefront: String
@@ -75,7 +77,8 @@ struct SignedTransactionPayload: Encodable, Sendable {
         revocationType = t.isRefunded ? t.revocationType : nil
         revocationPercentage = t.isRefunded ? t.revocationPercentage : nil
         isUpgraded = t.isUpgraded ? true : nil
-        offerType = t.isTrialPeriod ? 1 : nil
+        offerType = t.offerType ?? (t.isTrialPeriod ? 1 : nil)
+        offerIdentifier = t.offerIdentifier
         environment = t.environment.rawValue
         transactionReason = t.transactionReason
         storefront = t.storefront

@@ -20,7 +20,7 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     /// after renewing on Feb 29.
     public var periodAnchorMs: Int64
     /// Paid periods since `periodAnchorMs`, the current one included (0 during a free trial):
-    /// `expiresDateMs` is this many periods after the anchor.
+    /// `expiresDateMs` is this many periods after the anchor, plus `renewalShiftMs`.
     public var periodsSinceAnchor: Int
     /// When set, renewals fail (card declined) until cleared.
     public var billingFails: Bool
@@ -39,6 +39,10 @@ public struct SimulatedSubscription: Sendable, Codable, Hashable {
     /// The commitment the latest period is billed against, for the renewal info's
     /// `commitmentInfo`; nil for a product billed up front.
     public var commitment: SimulatedCommitment? = nil
+    /// Renewal-date extensions granted since `periodAnchorMs`, in milliseconds: every period end
+    /// of the run is this much later than its count from the anchor, since Apple moves the
+    /// renewal date and the dates after it by the days granted. 0 again when a new run begins.
+    public var renewalShiftMs: Int64 = 0
 
     /// Leaves billing retry (recovered, expired or refunded): no retry, no grace period.
     mutating func leaveBillingRetry() {

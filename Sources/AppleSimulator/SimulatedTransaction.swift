@@ -3,7 +3,8 @@ import Foundation
 /// One App Store transaction as the simulator keeps it: a purchase, a renewal or an upgrade.
 ///
 /// Times are milliseconds since 1970 (UTC) on the simulated clock. Ids are numeric strings as
-/// Apple's are. The record is mutated only by refunds, revocations, upgrades and `finish`.
+/// Apple's are. The record is mutated only by refunds, revocations, upgrades, `finish`,
+/// renewal-date extensions (`expiresDateMs`) and Set App Account Token.
 public struct SimulatedTransaction: Sendable, Codable, Hashable {
     public var transactionId: String
     /// Stable across renewals, upgrades and re-subscriptions within one subscription group.
@@ -63,6 +64,13 @@ public struct SimulatedTransaction: Sendable, Codable, Hashable {
     /// thousandths of a percent (25000 is 25 %, 1...99999); nil for a full refund and otherwise.
     /// See https://developer.apple.com/documentation/appstoreserverapi/revocationpercentage
     public var revocationPercentage: Int64? = nil
+    /// JWS `offerType` of an offer other than the free trial: 2 for a promotional offer redeemed
+    /// at purchase (`OfferRedemption`); nil otherwise (a free trial signs 1 from `isTrialPeriod`).
+    /// See https://developer.apple.com/documentation/appstoreserverapi/offertype
+    public var offerType: Int? = nil
+    /// JWS `offerIdentifier`: the promotional offer's id as set up in App Store Connect; nil
+    /// without one. See https://developer.apple.com/documentation/appstoreserverapi/offeridentifier
+    public var offerIdentifier: String? = nil
 
     /// True when the transaction was refunded or revoked (not merely upgraded).
     public var isRefunded: Bool { cancellationDateMs != nil && !isUpgraded }

@@ -14,6 +14,9 @@ public struct SimulatorError: Error, Sendable, Hashable, CustomStringConvertible
         public static let alreadyOwned = Code(rawValue: "already_owned")
         public static let alreadySubscribed = Code(rawValue: "already_subscribed")
         public static let invalidRequest = Code(rawValue: "invalid_request")
+        /// A promotional offer or introductory-offer eligibility the App Store would refuse:
+        /// a signature that does not verify, another key, another app or product, too old.
+        public static let invalidOffer = Code(rawValue: "invalid_offer")
         /// The server could not take or keep its port (e.g. another socket holds it).
         public static let portUnavailable = Code(rawValue: "port_unavailable")
     }

@@ -17,14 +17,19 @@ extension SimulatorState {
     /// `storefront` (ISO 3166-1 alpha-3), when given, moves the Apple ID to that storefront
     /// first: this purchase and the renewals after it are signed with it, and priced in it
     /// (`PriceTerritory.equivalentPrice`).
+    ///
+    /// `offer`, already verified (`OfferVerifier`), redeems a promotional offer (the
+    /// transaction signs `offerType` 2 and its `offerIdentifier`, and gets no free trial) or
+    /// withholds the free trial when an introductory-offer eligibility said so.
     mutating func purchase(
         appleId: String, productId: String, environment: SimulatedEnvironment, quantity: Int,
-        appAccountToken: UUID?, bundleId: String?, storefront: String? = nil
+        appAccountToken: UUID?, bundleId: String?, storefront: String? = nil, offer: AcceptedOffer? = nil
     ) throws -> PurchaseOutcome {
         let product = try self.product(productId)
         if let storefront, !SimulatedStorefront.isCountryCode(storefront) {
             throw SimulatorError(.invalidRequest, "storefront is an ISO 3166-1 alpha-3 code such as USA, not \(storefront)")
         }
+        if let offer { try check(offer, appleId: appleId, product: product, bundleId: bundleId) }
         var account = try self.account(appleId, environment: environment, bundleId: bundleId)
         guard quantity >= 1 else { throw SimulatorError(.invalidRequest, "quantity must be at least 1") }
         if let storefront {
@@ -46,7 +51,13 @@ extension SimulatorState {
         var events: [NotificationEvent] = []
 
         if product.kind == .autoRenewable {
-            events = try startSubscription(&transaction, product: product)
+            // A promotional offer takes the place of the introductory one, as on a device.
+            let allowsTrial = offer.map { $0.allowsIntroductoryOffer && $0.promotionalOfferIdentifier == nil } ?? true
+            events = try startSubscription(&transaction, product: product, allowsTrial: allowsTrial)
+            if let offerIdentifier = offer?.promotionalOfferIdentifier {
+                transaction.offerType = AcceptedOffer.promotionalOfferType
+                transaction.offerIdentifier = offerIdentifier
+            }
         } else {
             if product.kind == .nonConsumable, ownsUnrefunded(appleId: appleId, productId: productId) {
                 throw SimulatorError(.alreadyOwned, "\(appleId) already owns \(productId)")
@@ -68,7 +79,7 @@ extension SimulatorState {
     /// Fills in the subscription fields of a new purchase and creates or revives the group's
     /// subscription record.
     private mutating func startSubscription(
-        _ transaction: inout SimulatedTransaction, product: SimulatedProduct
+        _ transaction: inout SimulatedTransaction, product: SimulatedProduct, allowsTrial: Bool
     ) throws -> [NotificationEvent] {
         let group = product.subscriptionGroup ?? product.productId
         transaction.subscriptionGroup = group
@@ -96,6 +107,7 @@ extension SimulatorState {
             revived.expiresDateMs = firstPeriodEnd
             revived.periodAnchorMs = nowMs
             revived.periodsSinceAnchor = 1
+            revived.renewalShiftMs = 0
             revived.leaveBillingRetry()
             revived.expirationIntent = nil
             revived.isRevoked = false
@@ -107,7 +119,7 @@ extension SimulatorState {
 
         // Paid periods count from the end of the free trial, or from now without one.
         let anchorMs: Int64
-        if let trialDays = product.trialDays, trialDays > 0 {
+        if allowsTrial, let trialDays = product.trialDays, trialDays > 0 {
             transaction.isTrialPeriod = true
             transaction.priceMilliunits = 0
             anchorMs = nowMs + Int64(trialDays) * Self.dayMs

@@ -46,6 +46,7 @@ extension SimulatorState {
         subscription.expiresDateMs = upgrade.expiresDateMs ?? nowMs
         subscription.periodAnchorMs = nowMs
         subscription.periodsSinceAnchor = 1
+        subscription.renewalShiftMs = 0
         subscription.commitment = upgrade.commitment
         subscriptions[originalTransactionId] = subscription
         let receipt = try issueReceipt(for: subscription.appleId)
@@ -168,14 +169,19 @@ extension SimulatorState {
         if !continues {
             subscription.periodAnchorMs = startMs
             subscription.periodsSinceAnchor = 0
+            subscription.renewalShiftMs = 0
         }
         subscription.periodsSinceAnchor += 1
-        let expiresMs = product.billingPeriod.end(after: subscription.periodsSinceAnchor, from: subscription.periodAnchorMs)
+        // Extensions granted during the run move every later period end by as much.
+        let expiresMs =
+            product.billingPeriod.end(after: subscription.periodsSinceAnchor, from: subscription.periodAnchorMs)
+            + subscription.renewalShiftMs
         var renewal = makePeriod(
             of: subscription, product: product, startingAt: startMs, expiringAt: expiresMs, reason: "RENEWAL",
             onDevice: false)
         // A commitment billed monthly: the next instalment, or the first of a new commitment.
         renewal.bill(product, period: subscription.periodsSinceAnchor, anchorMs: subscription.periodAnchorMs)
+        renewal.commitment?.commitmentExpiresDateMs += subscription.renewalShiftMs
         record(renewal)
         subscription.productId = product.productId
         subscription.latestTransactionId = renewal.transactionId

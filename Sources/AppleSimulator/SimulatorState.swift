@@ -25,6 +25,9 @@ struct SimulatorState: Sendable {
     /// and a `revision` token resumes after a place in that order, so a changed transaction
     /// shows up again to a client that pages on from its last token.
     private(set) var modificationOrder: [String: Int64] = [:]
+    /// Renewal-date extensions granted, the answers kept per `requestIdentifier`, and the mass
+    /// extension requests (`SimulatorState+Extensions`).
+    var renewalExtensions = RenewalExtensionRecords()
 
     // Apple's ids are numeric strings in separate ranges per environment; counters keep them
     // unique and reproducible.

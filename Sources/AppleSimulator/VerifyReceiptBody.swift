@@ -75,6 +75,8 @@ struct TransactionBody: Encodable, Sendable {
     var inAppOwnershipType: String
     var subscriptionGroupIdentifier: String?
     var appAccountToken: String?
+    /// The promotional offer redeemed (`promotional_offer_id`); nil (omitted) without one.
+    var promotionalOfferId: String?
 
     init(_ t: SimulatedTransaction) {
         quantity = String(t.quantity)
@@ -101,6 +103,7 @@ struct TransactionBody: Encodable, Sendable {
         inAppOwnershipType = "PURCHASED"
         subscriptionGroupIdentifier = t.subscriptionGroup
         appAccountToken = t.appAccountToken?.uuidString.lowercased()
+        promotionalOfferId = t.offerType == AcceptedOffer.promotionalOfferType ? t.offerIdentifier : nil
     }
 }
 

@@ -46,6 +46,9 @@ public enum LedgerEvent: Sendable, Hashable {
     case appStoreReportImported(AppStoreReportImported)
     case transactionInfoRecorded(TransactionInfoRecorded)
     case pricePointsRefreshed(PricePointsRefreshed)
+    case subscriptionRenewalExtended(SubscriptionRenewalExtended)
+    case appAccountTokenSet(AppAccountTokenSet)
+    case transactionFinished(TransactionFinished)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -79,6 +82,9 @@ public enum LedgerEvent: Sendable, Hashable {
         case AppStoreReportImported.eventType: self = .appStoreReportImported(try decode(AppStoreReportImported.self))
         case TransactionInfoRecorded.eventType: self = .transactionInfoRecorded(try decode(TransactionInfoRecorded.self))
         case PricePointsRefreshed.eventType: self = .pricePointsRefreshed(try decode(PricePointsRefreshed.self))
+        case SubscriptionRenewalExtended.eventType: self = .subscriptionRenewalExtended(try decode(SubscriptionRenewalExtended.self))
+        case AppAccountTokenSet.eventType: self = .appAccountTokenSet(try decode(AppAccountTokenSet.self))
+        case TransactionFinished.eventType: self = .transactionFinished(try decode(TransactionFinished.self))
         default: self = .unknown(type: type)
         }
     }
@@ -113,6 +119,9 @@ public enum LedgerEvent: Sendable, Hashable {
         case .appStoreReportImported(let p): p
         case .transactionInfoRecorded(let p): p
         case .pricePointsRefreshed(let p): p
+        case .subscriptionRenewalExtended(let p): p
+        case .appAccountTokenSet(let p): p
+        case .transactionFinished(let p): p
         case .unknown: nil
         }
     }

@@ -35,4 +35,11 @@ public enum Streams {
     /// Every price-point refresh of one product, appended expecting any version: the latest at
     /// or before a sale is the table in force when it was made.
     public static func pricePoints(_ productId: String) -> String { "price-points-\(productId)" }
+    /// One extension request (Extend a Subscription Renewal Date), claimed expecting no stream:
+    /// the request id is Apple's idempotency key and the ledger's.
+    public static func renewalExtension(_ requestId: String) -> String { "renewal-extension-\(requestId)" }
+    /// Every Set App Account Token asked for one original transaction, in order.
+    public static func appAccountToken(_ originalTransactionId: String) -> String { "app-account-token-\(originalTransactionId)" }
+    /// The one Finish Transaction of a delivered transaction, claimed expecting no stream.
+    public static func transactionFinished(_ transactionId: String) -> String { "transaction-finished-\(transactionId)" }
 }

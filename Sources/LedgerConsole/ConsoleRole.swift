@@ -13,6 +13,10 @@ public enum ConsoleRole: String, Sendable, Hashable {
         }
     }
 
+    /// Whether this role may ask Apple to change a purchase from the look-up page (extend a
+    /// renewal date, attach an app account token): support only. Finance reads, never acts.
+    var mayAct: Bool { self == .support }
+
     /// Where a signed-in user lands.
     var home: String { self == .finance ? "/console/revenue" : "/console/lookup" }
 }

@@ -30,6 +30,7 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
         RevenuePage(console: console).register(on: router, routes: self)
         SubscriptionsPage(console: console).register(on: router, routes: self)
         LookupPage(console: console).register(on: router, routes: self)
+        ActForms(console: console).register(on: router, routes: self)
         ReconciliationPage(console: console).register(on: router, routes: self)
         WebhooksPage(console: console).register(on: router, routes: self)
     }
@@ -85,12 +86,14 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
     }
 
     /// A POST of a signed-in user: `guarded`, then the form (read only once the session is
-    /// known), whose CSRF token must be the session's.
+    /// known), whose CSRF token must be the session's. An `acting` form (one that asks Apple to
+    /// change a purchase) is refused with 403 for a role that may not act, before it is read.
     func guardedForm<Form: ConsoleFormWithCSRF>(
-        _ area: ConsoleArea?, _ request: Request, _ context: Context, form _: Form.Type,
+        _ area: ConsoleArea?, _ request: Request, _ context: Context, form _: Form.Type, acting: Bool = false,
         page: (ConsoleSession, Form) async throws -> Response
     ) async -> Response {
         await guarded(area, request, context) { session in
+            if acting, !session.role.mayAct { throw ConsoleError.actRefused }
             let form = try await ConsoleForm.decode(Form.self, from: request)
             guard let csrf = form.csrf, ConstantTime.equal(csrf.utf8, session.csrfToken.utf8) else { throw ConsoleError.csrfRefused }
             return try await page(session, form)

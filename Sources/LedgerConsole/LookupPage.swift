@@ -71,6 +71,8 @@ struct LookupPage: Sendable {
             ["kind": $0.kind.rawValue, "href": ConsoleLinks.lookup(query, as: $0.kind.rawValue)]
         }
         try await show(timeline, in: &values)
+        // Support's acts on the original transaction a transaction's page shows (ActForms).
+        if let acts = try await ActForms(console: console).offer(for: timeline, session: session) { values["acts"] = acts }
         return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
     }
 

@@ -26,6 +26,17 @@ enum APIBodies {
         var consumptionData: Bool
     }
 
+    struct AppAccountToken: Decodable {
+        var appAccountToken: String
+        var reason: String?
+    }
+
+    struct Extend: Decodable {
+        var days: Int64
+        var reason: String
+        var requestId: String
+    }
+
     struct Restore: Decodable {
         var signedTransaction: String?
         var transactionId: String?
@@ -84,6 +95,20 @@ enum APIBodies {
 
 /// Answers of CONTRACT.md with every field present (null when unknown), as documented.
 enum APIAnswers {
+    /// `PUT /v1/transactions/{id}/app-account-token`.
+    struct AppAccountTokenSet: Encodable {
+        var originalTransactionId: String
+        var appAccountToken: String
+        var ownerUserId: String
+    }
+
+    /// `POST /v1/subscriptions/{id}/extend`.
+    struct Extended: Encodable {
+        var originalTransactionId: String
+        var effectiveDate: String?
+        var newExpiresAt: String?
+    }
+
     struct Order: Encodable {
         var order: OrderCreated
         func encode(to encoder: any Encoder) throws {

@@ -56,6 +56,11 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .databaseUnavailable: return .databaseUnavailable()
             case .idempotencyConflict: return APIError(.conflict, "idempotency_conflict", error.message)
             case .insufficientBalance: return APIError(.conflict, "insufficient_balance", error.message)
+            case .extensionRefused: return APIError(.unprocessableContent, "extension_refused", error.message)
+            case .unknownAppAccountToken: return APIError(.unprocessableContent, "unknown_app_account_token", error.message)
+            case .ownedByAnotherUser: return APIError(.conflict, "owned_by_another_user", error.message)
+            case .familyShared: return APIError(.unprocessableContent, "family_shared", error.message)
+            case .appleRefused: return APIError(.unprocessableContent, "apple_refused", error.message)
             case .appleUnavailable:
                 var answer = APIError(.serviceUnavailable, "apple_unavailable", error.message)
                 answer.headers[.retryAfter] = "30"

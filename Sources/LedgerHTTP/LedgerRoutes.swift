@@ -21,6 +21,8 @@ struct LedgerRoutes: Sendable {
         router.post("v1/notifications/apple") { request, context in try await notification(request, context) }
         router.get("v1/users/:user_id") { request, context in try await user(request, context) }
         router.post("v1/users/:user_id/spend") { request, context in try await spend(request, context) }
+        router.post("v1/subscriptions/:original_transaction_id/extend") { request, context in try await extend(request, context) }
+        router.put("v1/transactions/:original_transaction_id/app-account-token") { request, context in try await setAppAccountToken(request, context) }
         router.post("v1/users/:user_id/consent") { request, context in try await consent(request, context) }
         router.post("v1/users/:user_id/restore") { request, context in try await restore(request, context) }
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
@@ -115,6 +117,38 @@ struct LedgerRoutes: Sendable {
         case .recorded(let id): return try JSONResponse.make(Answer(status: "recorded", notificationId: id))
         case .duplicate(let id): return try JSONResponse.make(Answer(status: "duplicate", notificationId: id))
         }
+    }
+
+    /// Support's goodwill: Apple's Extend a Subscription Renewal Date, recorded as an act.
+    private func extend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.support], request, context)
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        let body = try await APIBodies.decode(APIBodies.Extend.self, from: request)
+        guard (1...90).contains(body.days) else { throw APIError.invalidRequest("days is 1 to 90 (Apple's limit)") }
+        guard let reason = ExtensionReason(rawValue: body.reason) else {
+            throw APIError.invalidRequest("reason is \(ExtensionReason.allCases.map(\.rawValue).joined(separator: ", ")), not \(body.reason)")
+        }
+        let requestId = try APIBodies.identifier(body.requestId, "request_id")
+        let extended = try await service.extendRenewal(
+            originalTransactionId: id, days: body.days, reason: reason, requestId: requestId, metadata: metadata(request, context))
+        // The subscription as the read models hold it now, the extension applied.
+        let view = try await reads.subscription(id)
+        return try JSONResponse.make(APIAnswers.Extended(
+            originalTransactionId: id, effectiveDate: extended.effectiveDateMs.map(RevenueDay.iso8601), newExpiresAt: view?.expiresAt))
+    }
+
+    /// Fixing attribution: Apple's Set App Account Token, and the purchase's owner with it.
+    private func setAppAccountToken(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.support, .app], request, context)
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        let body = try await APIBodies.decode(APIBodies.AppAccountToken.self, from: request)
+        guard let token = UUID(uuidString: body.appAccountToken) else {
+            throw APIError.invalidRequest("app_account_token must be a UUID")
+        }
+        if let reason = body.reason, reason.count > 500 { throw APIError.invalidRequest("reason must be at most 500 characters") }
+        let set = try await service.setAppAccountToken(originalTransactionId: id, token: token, reason: body.reason, metadata: metadata(request, context))
+        return try JSONResponse.make(APIAnswers.AppAccountTokenSet(
+            originalTransactionId: id, appAccountToken: set.appAccountToken, ownerUserId: set.userId))
     }
 
     private func spend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -198,6 +198,11 @@ public struct LedgerServer: Sendable {
                 let reconciler = Reconciler(service: service, client: serverAPI, logger: logger)
                 services.append(BackgroundLoop { await reconciler.run(every: interval) })
             }
+            if configuration.ledger.finishTransactions {
+                // The server half of the lost order: what the ledger delivered, it finishes.
+                let finisher = FinishTransactionWorker(service: service, interval: configuration.ledger.finishInterval, logger: logger)
+                services.append(BackgroundLoop { await finisher.run() })
+            }
             if let interval = configuration.ledger.transactionInfoInterval {
                 let asker = TransactionInfoWorker(service: service, client: serverAPI, interval: interval, logger: logger)
                 transactionInfo = asker

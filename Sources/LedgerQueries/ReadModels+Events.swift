@@ -35,8 +35,10 @@ extension ReadModels {
         let deadline = ContinuousClock.now + wait
         while true {
             let seen = runner.appliedPosition
+            // Like every read: the projections hold the log as it stood when the read began, so
+            // a caller that just wrote reads its own change.
             let page = try await mappingDatabaseErrors {
-                try await pool.withConnection { connection in try Self.eventPage(after: position, limit: limit, on: connection) }
+                try await withConsistentConnection { connection in try Self.eventPage(after: position, limit: limit, on: connection) }
             }
             let left = deadline - ContinuousClock.now
             if !page.events.isEmpty || left <= .zero { return page }

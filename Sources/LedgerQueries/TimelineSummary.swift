@@ -92,6 +92,23 @@ enum TimelineSummary {
             return "Imported App Store Connect's \(r.kind) report for \(r.periodStart) – \(r.periodEnd) (\(r.lines.count) in-app purchase lines)\(by)"
         case .pricePointsRefreshed(let p):
             return "Read Apple's price points of \(p.productId) (Apple id \(p.appleId)): \(p.points.count) in \(Set(p.points.map(\.territory)).count) territories"
+        case .subscriptionRenewalExtended(let e):
+            let asked = "Asked Apple to extend subscription \(e.originalTransactionId) by \(e.days) days (\(e.reason.rawValue), request \(e.requestId))"
+            if e.extended {
+                return asked + ": extended to \(e.effectiveDateMs.map(RevenueDay.iso8601) ?? "?")\(by)"
+            }
+            return asked + ": Apple refused (\(e.appleErrorCode.map(String.init) ?? "?") \(e.appleErrorMessage ?? ""))\(by)"
+        case .appAccountTokenSet(let a):
+            let why = a.reason.map { " because \"\($0)\"" } ?? ""
+            if a.outcome == "set" {
+                let moved = a.previousUserId.map { $0 == a.userId ? "" : " (it was \($0)'s)" } ?? ""
+                return "Attached app account token \(a.appAccountToken) of user \(a.userId) to \(a.originalTransactionId) with Apple\(moved)\(why)\(by)"
+            }
+            return "Refused to attach user \(a.userId)'s app account token to \(a.originalTransactionId): \(a.refusal ?? "refused")\(why)\(by)"
+        case .transactionFinished(let f):
+            return f.outcome == "finished"
+                ? "Finished transaction \(f.transactionId) with Apple (\(f.environment)), so no device keeps it open"
+                : "Apple refused to finish transaction \(f.transactionId) (error \(f.appleErrorCode.map(String.init) ?? "?"))"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

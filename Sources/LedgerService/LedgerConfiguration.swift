@@ -31,6 +31,10 @@ public struct LedgerConfiguration: Sendable {
     /// configured), the first pass at start; nil never. Not an environment setting: tests and
     /// embedders set it.
     public var pricePointInterval: Duration? = .seconds(86_400)
+    /// `LEDGER_FINISH_TRANSACTIONS=1`: `serve` finishes each delivered transaction with Apple
+    /// (when the Server API is configured), a pass every `finishInterval`.
+    public var finishTransactions = false
+    public var finishInterval: Duration = .seconds(2)
 
     public init(
         bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,
@@ -84,6 +88,11 @@ public struct LedgerConfiguration: Sendable {
             throw LedgerServiceError(.invalidConfiguration, "LEDGER_RECONCILE_INTERVAL is whole seconds (0 = never), not \(interval)")
         }
         reconcileInterval = seconds == 0 ? nil : .seconds(seconds)
+        switch value("LEDGER_FINISH_TRANSACTIONS") ?? "0" {
+        case "1", "true": finishTransactions = true
+        case "0", "false": finishTransactions = false
+        case let other: throw LedgerServiceError(.invalidConfiguration, "LEDGER_FINISH_TRANSACTIONS is 1 or unset, not \(other)")
+        }
     }
 }
 

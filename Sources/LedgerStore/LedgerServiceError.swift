@@ -31,6 +31,16 @@ public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvert
         public static let insufficientBalance = Code(rawValue: "insufficient_balance")
         /// An `Idempotency-Key` or `spend_id` used before for a different request: 409.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
+        /// Apple refused to extend a renewal date (its limits): 422, recorded, with Apple's reason.
+        public static let extensionRefused = Code(rawValue: "extension_refused")
+        /// A UUID the ledger never issued as an order's app account token: 422.
+        public static let unknownAppAccountToken = Code(rawValue: "unknown_app_account_token")
+        /// Another user holds the purchase and the transfer policy keeps it: 409.
+        public static let ownedByAnotherUser = Code(rawValue: "owned_by_another_user")
+        /// A Family Sharing member's transaction, which Apple never lets carry a token: 422.
+        public static let familyShared = Code(rawValue: "family_shared")
+        /// Apple refused the act (its code in the message), recorded: 422.
+        public static let appleRefused = Code(rawValue: "apple_refused")
     }
 
     public var code: Code

@@ -61,7 +61,7 @@ struct LedgerHarness: Sendable {
         clock: WallClock? = nil, appleStart: Date? = nil, machineFollowsSimulator: Bool = false, transactionInfoInterval: Duration? = nil,
         askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
         webhooks: [WebhookEndpoint] = [], webhookSecret: String = LedgerHarness.webhookSecret,
-        webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(),
+        webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(), finishTransactions: Bool = false,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -75,7 +75,7 @@ struct LedgerHarness: Sendable {
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
             pricePointInterval: pricePointInterval, taxChanges: taxChanges, webhooks: webhooks, webhookSecret: webhookSecret,
-            webhookDelivery: webhookDelivery)
+            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -140,6 +140,8 @@ struct LedgerHarness: Sendable {
         var webhooks: [WebhookEndpoint] = []
         var webhookSecret: String = LedgerHarness.webhookSecret
         var webhookDelivery = WebhookDeliverer.Settings()
+        /// `LEDGER_FINISH_TRANSACTIONS=1` (with `askApple`), passes 50 ms apart.
+        var finishTransactions = false
     }
 
     /// The tests' `LEDGER_WEBHOOK_SECRET`: 32 bytes.
@@ -193,6 +195,8 @@ struct LedgerHarness: Sendable {
                 baseDelay: .milliseconds(20), maximumDelay: .milliseconds(200))
         }
         configuration.ledger.pricePointInterval = settings.pricePointInterval
+        configuration.ledger.finishTransactions = settings.finishTransactions
+        configuration.ledger.finishInterval = .milliseconds(50)
         if !settings.webhooks.isEmpty {
             configuration.webhooks = (settings.webhooks, WebhookSigner(secrets: try WebhookSecrets(settings.webhookSecret)))
             configuration.webhookDelivery = settings.webhookDelivery

@@ -32,6 +32,9 @@ struct OpenAPIConformanceTests {
         .init("POST", "/v1/users/{user_id}/consent"),
         .init("GET", "/v1/apple-orders/{order_id}"),
         .init("POST", "/v1/users/{user_id}/restore"),
+        .init("GET", "/v1/events"),
+        .init("POST", "/v1/subscriptions/{original_transaction_id}/extend"),
+        .init("PUT", "/v1/transactions/{original_transaction_id}/app-account-token"),
     ]
 
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
@@ -125,6 +128,15 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(
                     operation: .init("POST", "/v1/users/{user_id}/restore"), path: "/v1/users/sweep-sub/restore",
                     body: #"{"transaction_id":"2000000000000001"}"#, status: 503),
+                // No Server API credentials here either: Apple cannot be asked, nothing is recorded.
+                OpenAPIProbe(
+                    operation: .init("POST", "/v1/subscriptions/{original_transaction_id}/extend"), path: "/v1/subscriptions/\(original)/extend",
+                    body: #"{"days":3,"reason":"other","request_id":"sweep-x"}"#, status: 503, token: LedgerHarness.supportToken),
+                OpenAPIProbe(
+                    operation: .init("PUT", "/v1/transactions/{original_transaction_id}/app-account-token"),
+                    path: "/v1/transactions/\(original)/app-account-token", body: #"{"app_account_token":"\#(UUID().uuidString)"}"#, status: 422,
+                    token: LedgerHarness.supportToken),
+                OpenAPIProbe(operation: .init("GET", "/v1/events"), path: "/v1/events?after=0&limit=5", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),

@@ -147,7 +147,8 @@ public struct SubscriptionsProjection: PlacelessProjection {
     public let name = "subscriptions"
     /// 2: an upgraded transaction's revocation marks its entry upgraded, so it ends no access.
     /// 3: each entry keeps Apple's billing plan, commitment and price (commitment plans).
-    public let version: Int32 = 3
+    /// 4: an extended renewal date moves its period's end.
+    public let version: Int32 = 4
     public let tables = ["projection_subscription_entries", "projection_subscription_renewals"]
 
     public func changes(for event: LedgerEvent) -> [ProjectionChange] {
@@ -174,6 +175,12 @@ public struct SubscriptionsProjection: PlacelessProjection {
                 cancellationDateMs: r.refundedAtMs, isTrial: false, isUpgraded: !r.endsAccess))]
         case .refundReversed(let v) where v.refund.kind == .autoRenewable && v.refund.endsAccess:
             return [.clearSubscriptionCancellation(originalTransactionId: v.refund.originalTransactionId, transactionId: v.refund.transactionId)]
+        case .subscriptionRenewalExtended(let e) where e.extended:
+            // The period Apple extended ends later; the merge keeps the latest end, so Apple's
+            // RENEWAL_EXTENDED notification showing the same date changes nothing more.
+            return [.mergeSubscriptionEntry(originalTransactionId: e.originalTransactionId, environment: e.environment, entry: SubscriptionEntry(
+                transactionId: e.transactionId, productId: e.productId, purchaseDateMs: nil, expiresDateMs: e.effectiveDateMs,
+                cancellationDateMs: nil, isTrial: false, isUpgraded: false))]
         default:
             return []
         }

@@ -90,6 +90,13 @@ public struct TimelineProjection: Projection {
         case .refundReversed(let v):
             about = [transaction(v.refund.transactionId)]
             links = [(user(v.refund.userId), transaction(v.refund.transactionId))]
+        case .subscriptionRenewalExtended(let e):
+            about = [transaction(e.originalTransactionId)]
+            if e.originalTransactionId != e.transactionId { links = [(transaction(e.originalTransactionId), transaction(e.transactionId))] }
+        case .appAccountTokenSet(let a):
+            about = [transaction(a.originalTransactionId), user(a.userId)] + (a.previousUserId.map { [user($0)] } ?? [])
+        case .transactionFinished(let f):
+            about = [transaction(f.transactionId)]
         case .reconciliationCompleted:
             return []
         case .catalogLoaded, .appStoreReportImported, .pricePointsRefreshed, .unknown:

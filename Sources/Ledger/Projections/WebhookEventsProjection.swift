@@ -24,7 +24,8 @@ extension FoldingProjection {
 public struct WebhookEventsProjection: FoldingProjection {
     public init() {}
     public let name = "webhook_events"
-    public let version: Int32 = 1
+    /// 2: an extended renewal date is told (`subscription.extended`).
+    public let version: Int32 = 2
     public let tables = ["projection_webhook_events", "projection_webhook_state"]
     public let stateTable = "projection_webhook_state"
 

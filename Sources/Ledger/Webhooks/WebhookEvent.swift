@@ -66,4 +66,6 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case subscriptionAutoRenewChanged = "subscription.auto_renew_changed"
     case ownershipTransferred = "ownership.transferred"
     case balanceChanged = "balance.changed"
+    /// Added by the README: support extended the renewal date (CONTRACT "Acting").
+    case subscriptionExtended = "subscription.extended"
 }

@@ -58,6 +58,8 @@ public enum WebhookFold {
             return [WebhookState.subscriptionKey(c.originalTransactionId)]
         case .ownershipTransferred(let t) where t.kind == .autoRenewable:
             return [WebhookState.subscriptionKey(t.originalTransactionId)]
+        case .subscriptionRenewalExtended(let e) where e.extended:
+            return [WebhookState.subscriptionKey(e.originalTransactionId)]
         default:
             return []
         }
@@ -117,6 +119,12 @@ public enum WebhookFold {
             ])
         case .balanceSpent(let s):
             changeBalances([s.unit: s.amount], sign: -1, user: s.userId, out: &out, states: &states)
+        case .subscriptionRenewalExtended(let e) where e.extended:
+            let extended = observe(event, subscription: e.originalTransactionId, product: e.productId, owner: nil, at: place, states: &states)
+            var fields = extended.fields(e.originalTransactionId)
+            fields["days"] = .integer(e.days)
+            fields["reason"] = .string(e.reason.rawValue)
+            out.add(.subscriptionExtended, user: extended.userId, fields)
         default:
             break
         }

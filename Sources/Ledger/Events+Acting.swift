@@ -1,0 +1,140 @@
+/// Acts (ARCHITECTURE §11): what support or the app's backend asked Apple to do, recorded with
+/// its reason, idempotency key and Apple's request and answer verbatim (documents), so every
+/// goodwill day can be traced to who did it (the event's metadata names the actor) and why.
+
+/// Why a renewal date was extended: Apple's `extendReasonCode` 1…3 (0, undeclared, is never sent).
+public enum ExtensionReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case customerSatisfaction = "customer_satisfaction"
+    case other
+    case serviceIssue = "service_issue"
+
+    public var appleCode: Int {
+        switch self {
+        case .customerSatisfaction: 1
+        case .other: 2
+        case .serviceIssue: 3
+        }
+    }
+}
+
+/// Support asked Apple to extend one subscription's renewal date (Extend a Subscription Renewal
+/// Date), and what Apple answered: extended to `effectiveDateMs`, or refused with its code.
+/// Appended to `Streams.renewalExtension(requestId)` expecting no stream and keyed by the
+/// request id, so a retry never extends twice.
+public struct SubscriptionRenewalExtended: LedgerEventPayload {
+    public static let eventType = "SubscriptionRenewalExtended"
+    public var originalTransactionId: String
+    public var productId: String
+    public var environment: String
+    /// The subscription's latest period when asked: the one whose end moves.
+    public var transactionId: String
+    public var days: Int64
+    public var reason: ExtensionReason
+    /// The ledger's and Apple's idempotency key (`requestIdentifier`).
+    public var requestId: String
+    /// `extended` or `refused`.
+    public var outcome: String
+    /// The new renewal date Apple answered (milliseconds since 1970, UTC); nil when refused.
+    public var effectiveDateMs: Int64?
+    /// Apple's refusal: its `errorCode` and message (HTTP 403 or 400).
+    public var appleErrorCode: Int64?
+    public var appleErrorMessage: String?
+    /// sha256 (hex) of the request the ledger sent and of Apple's answer.
+    public var requestDocumentSha256: String
+    public var answerDocumentSha256: String
+    public var atMs: Int64
+
+    public init(
+        originalTransactionId: String, productId: String, environment: String, transactionId: String, days: Int64, reason: ExtensionReason,
+        requestId: String, outcome: String, effectiveDateMs: Int64?, appleErrorCode: Int64?, appleErrorMessage: String?,
+        requestDocumentSha256: String, answerDocumentSha256: String, atMs: Int64
+    ) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.environment = environment
+        self.transactionId = transactionId
+        self.days = days
+        self.reason = reason
+        self.requestId = requestId
+        self.outcome = outcome
+        self.effectiveDateMs = effectiveDateMs
+        self.appleErrorCode = appleErrorCode
+        self.appleErrorMessage = appleErrorMessage
+        self.requestDocumentSha256 = requestDocumentSha256
+        self.answerDocumentSha256 = answerDocumentSha256
+        self.atMs = atMs
+    }
+
+    public var extended: Bool { outcome == "extended" }
+}
+
+/// Support or the app's backend attached a user's app account token (a UUID the ledger issued
+/// with one of their orders) to a purchase made before the app knew its user (Apple's Set App
+/// Account Token), and what came of it: `set` (Apple accepted; the purchase is the token's
+/// user's from then on, an `OwnershipTransferred` beside it when it was someone else's) or
+/// `refused` (another user holds it under `LEDGER_TRANSFER_POLICY=keep`, Apple not asked; or
+/// Apple's refusal and its code). Appended to `Streams.appAccountToken(originalTransactionId)`.
+public struct AppAccountTokenSet: LedgerEventPayload {
+    public static let eventType = "AppAccountTokenSet"
+    public var originalTransactionId: String
+    public var productId: String
+    public var environment: String
+    /// Lower-case UUID.
+    public var appAccountToken: String
+    /// The user the token was issued to (by `OrderCreated`).
+    public var userId: String
+    /// Who held the purchase when asked (nil: no one).
+    public var previousUserId: String?
+    /// `set` or `refused`.
+    public var outcome: String
+    /// Why it was refused: `owned_by_another_user`, or Apple's `errorCode` as text.
+    public var refusal: String?
+    public var reason: String?
+    /// sha256 (hex) of the request sent and Apple's answer; nil when Apple was not asked.
+    public var requestDocumentSha256: String?
+    public var answerDocumentSha256: String?
+    public var atMs: Int64
+
+    public init(
+        originalTransactionId: String, productId: String, environment: String, appAccountToken: String, userId: String, previousUserId: String?,
+        outcome: String, refusal: String?, reason: String?, requestDocumentSha256: String?, answerDocumentSha256: String?, atMs: Int64
+    ) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.environment = environment
+        self.appAccountToken = appAccountToken
+        self.userId = userId
+        self.previousUserId = previousUserId
+        self.outcome = outcome
+        self.refusal = refusal
+        self.reason = reason
+        self.requestDocumentSha256 = requestDocumentSha256
+        self.answerDocumentSha256 = answerDocumentSha256
+        self.atMs = atMs
+    }
+}
+
+/// The ledger finished a delivered transaction with Apple (Finish Transaction, API 1.20), so a
+/// client that crashed before `finish()` leaves nothing open (`LEDGER_FINISH_TRANSACTIONS=1`).
+/// Appended to `Streams.transactionFinished(transactionId)` expecting no stream: once.
+/// `outcome` is `finished`, or `refused` with Apple's code (a 4xx, which asking again would not
+/// change).
+public struct TransactionFinished: LedgerEventPayload {
+    public static let eventType = "TransactionFinished"
+    public var transactionId: String
+    public var environment: String
+    public var outcome: String
+    public var appleErrorCode: Int64?
+    /// sha256 (hex) of Apple's answer (empty for its 200 without a body, which is kept too).
+    public var answerDocumentSha256: String
+    public var atMs: Int64
+
+    public init(transactionId: String, environment: String, outcome: String, appleErrorCode: Int64?, answerDocumentSha256: String, atMs: Int64) {
+        self.transactionId = transactionId
+        self.environment = environment
+        self.outcome = outcome
+        self.appleErrorCode = appleErrorCode
+        self.answerDocumentSha256 = answerDocumentSha256
+        self.atMs = atMs
+    }
+}

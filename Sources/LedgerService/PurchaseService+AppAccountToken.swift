@@ -1,0 +1,100 @@
+import AppStore
+import AppStoreClient
+import EventStore
+import Foundation
+import Ledger
+import LedgerStore
+
+extension PurchaseService {
+    /// `PUT /v1/transactions/{id}/app-account-token`: attaches a user's app account token (one
+    /// the ledger issued with their order) to a purchase made before the app knew its user,
+    /// with Apple (Set App Account Token), and attributes the purchase to that user.
+    ///
+    /// Apple's rules are checked before asking: an original transaction of an owned product the
+    /// ledger recorded, never a Family Sharing member's. When another user holds it, the
+    /// transfer policy decides: `transfer` moves it (an `OwnershipTransferred` beside the act,
+    /// so ownership's history says why), `keep` refuses without asking Apple. Every outcome
+    /// (set, refused by the policy, refused by Apple) is recorded as `AppAccountTokenSet`.
+    public func setAppAccountToken(
+        originalTransactionId: String, token: UUID, reason: String?, metadata: RequestMetadata
+    ) async throws -> AppAccountTokenSet {
+        let tokenText = token.uuidString.lowercased()
+        let outcome = try await mappingDatabaseErrors { () -> AppAccountTokenSet in
+            guard let user = try await reads.userOfAppAccountToken(tokenText) else {
+                throw LedgerServiceError(.unknownAppAccountToken, "the ledger never issued the app account token \(tokenText) with an order")
+            }
+            guard let owned = try await reads.ownedPurchase(originalTransactionId) else {
+                throw LedgerServiceError(.notFound, "the ledger holds no owned purchase whose original transaction is \(originalTransactionId)")
+            }
+            guard !owned.familyShared else {
+                throw LedgerServiceError(.familyShared, "\(originalTransactionId) is a Family Sharing member's: Apple lets no app account token be set on it")
+            }
+            func act(_ outcome: String, refusal: String?, request: String?, answer: String?) -> AppAccountTokenSet {
+                AppAccountTokenSet(
+                    originalTransactionId: originalTransactionId, productId: owned.productId, environment: owned.environment,
+                    appAccountToken: tokenText, userId: user, previousUserId: owned.ownerUserId, outcome: outcome, refusal: refusal,
+                    reason: reason, requestDocumentSha256: request, answerDocumentSha256: answer, atMs: clock())
+            }
+            let moving = owned.ownerUserId != user
+            if moving, configuration.transferPolicy == .keep {
+                let refused = act("refused", refusal: "owned_by_another_user", request: nil, answer: nil)
+                try await log.append(
+                    [LedgerAppend(stream: Streams.appAccountToken(originalTransactionId), expectation: .any, events: [.appAccountTokenSet(refused)])],
+                    metadata: metadata)
+                return refused
+            }
+            let client = try requireServerAPI()
+            guard let environment = AppStoreEnvironment(rawValue: owned.environment), environment == .production || environment == .sandbox else {
+                throw LedgerServiceError(.invalidRequest, "Apple keeps app account tokens of Production and Sandbox purchases only, not \(owned.environment)")
+            }
+            let requestBody = Array(try JSONEncoder().encode(UpdateAppAccountTokenRequest(appAccountToken: tokenText)))
+            let requestDocument = DocumentStore.insert(requestBody, kind: "apple_app_account_token_request")
+            let asked: Result<ServerAPIAnswer<ServerAPIClient.Empty>, ServerAPIError>
+            do throws(ServerAPIError) {
+                asked = .success(try await client.setAppAccountToken(token, originalTransactionId: originalTransactionId, environment: environment))
+            } catch {
+                asked = .failure(error)
+            }
+            switch asked {
+            case .success(let answer):
+                let answerDocument = DocumentStore.insert(answer.body, kind: "apple_app_account_token_answer")
+                let set = act("set", refusal: nil, request: requestDocument.name, answer: answerDocument.name)
+                var appends = [LedgerAppend(stream: Streams.appAccountToken(originalTransactionId), expectation: .any, events: [.appAccountTokenSet(set)])]
+                if moving {
+                    appends.append(LedgerAppend(
+                        stream: Streams.ownership(originalTransactionId), expectation: .exactly(owned.streamVersion),
+                        events: [.ownershipTransferred(OwnershipTransferred(
+                            originalTransactionId: originalTransactionId, productId: owned.productId, kind: owned.kind,
+                            fromUserId: owned.ownerUserId, toUserId: user, transactionId: owned.transactionId,
+                            submissionId: "app-account-token:\(originalTransactionId)", environment: owned.environment))]))
+                }
+                do {
+                    try await log.append(appends, metadata: metadata, alongside: [requestDocument.statement, answerDocument.statement])
+                } catch EventStoreError.Code.wrongExpectedVersion {
+                    // Another decision moved the purchase meanwhile; Apple's token is set, the
+                    // caller asks again and the ledger decides on what it holds now.
+                    throw LedgerServiceError(.busy, "\(originalTransactionId) changed hands while the token was set; ask again")
+                }
+                return set
+            case .failure(let error):
+                guard error.kind == .refused, let body = error.attempts.last?.body else {
+                    throw LedgerServiceError(.appleUnavailable, "Apple's Set App Account Token: \(error)")
+                }
+                let answerDocument = DocumentStore.insert(body, kind: "apple_app_account_token_answer")
+                let refusal = error.errorCode.map(String.init) ?? "HTTP \(error.httpStatus ?? 0)"
+                let refused = act("refused", refusal: refusal, request: requestDocument.name, answer: answerDocument.name)
+                try await log.append(
+                    [LedgerAppend(stream: Streams.appAccountToken(originalTransactionId), expectation: .any, events: [.appAccountTokenSet(refused)])],
+                    metadata: metadata, alongside: [requestDocument.statement, answerDocument.statement])
+                return refused
+            }
+        }
+        guard outcome.outcome == "set" else {
+            if outcome.refusal == "owned_by_another_user" {
+                throw LedgerServiceError(.ownedByAnotherUser, "\(originalTransactionId) belongs to user \(outcome.previousUserId ?? "?"), and the transfer policy keeps it")
+            }
+            throw LedgerServiceError(.appleRefused, "Apple refused to set the app account token: error \(outcome.refusal ?? "?")")
+        }
+        return outcome
+    }
+}
