@@ -30,6 +30,8 @@ public struct SubscriptionRenewalExtended: LedgerEventPayload {
     public var transactionId: String
     public var days: Int64
     public var reason: ExtensionReason
+    /// Support's words on why (the console requires them; the API takes them optionally).
+    public var note: String?
     /// The ledger's and Apple's idempotency key (`requestIdentifier`).
     public var requestId: String
     /// `extended` or `refused`.
@@ -47,7 +49,7 @@ public struct SubscriptionRenewalExtended: LedgerEventPayload {
     public init(
         originalTransactionId: String, productId: String, environment: String, transactionId: String, days: Int64, reason: ExtensionReason,
         requestId: String, outcome: String, effectiveDateMs: Int64?, appleErrorCode: Int64?, appleErrorMessage: String?,
-        requestDocumentSha256: String, answerDocumentSha256: String, atMs: Int64
+        requestDocumentSha256: String, answerDocumentSha256: String, atMs: Int64, note: String? = nil
     ) {
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -55,6 +57,7 @@ public struct SubscriptionRenewalExtended: LedgerEventPayload {
         self.transactionId = transactionId
         self.days = days
         self.reason = reason
+        self.note = note
         self.requestId = requestId
         self.outcome = outcome
         self.effectiveDateMs = effectiveDateMs

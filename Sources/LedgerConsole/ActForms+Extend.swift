@@ -9,7 +9,7 @@ import Logging
 extension ActForms {
     /// Apple's Extend a Subscription Renewal Date for one subscription: validated as the API's
     /// `POST /v1/subscriptions/{id}/extend`, confirmed, then asked once per request id (made
-    /// on the confirmation page). The note is required and logged; the event has no field for it yet.
+    /// on the confirmation page). The note is required, recorded in the event and logged.
     func extend(_ form: ExtendForm, session: ConsoleSession, metadata: RequestMetadata) async throws -> Response {
         let original = try ActInput.identifier(form.original, "The original transaction id")
         guard let days = form.days.flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), (1...90).contains(days) else {
@@ -37,7 +37,7 @@ extension ActForms {
                 session, title: "Confirm: extend a renewal date", action: "/console/acts/extend", question: question,
                 facts: asked + [("Request id", requestId)], warning: nil,
                 recorded: "Apple allows 1 to 90 days, and two extensions of a subscription in 365 days. Whatever Apple answers is recorded, "
-                    + "with your token's name; the note is logged with the request.",
+                    + "with your token's name and your note.",
                 fields: [("original_transaction_id", original), ("days", String(days)), ("reason", reason.rawValue), ("note", note), ("request_id", requestId)],
                 button: "Ask Apple to extend by \(days) day\(days == 1 ? "" : "s")", back: back)
         }
@@ -51,7 +51,7 @@ extension ActForms {
         ]
         do {
             let extended = try await console.service.extendRenewal(
-                originalTransactionId: original, days: days, reason: reason, requestId: requestId, metadata: metadata)
+                originalTransactionId: original, days: days, reason: reason, requestId: requestId, note: note, metadata: metadata)
             let effective = extended.effectiveDateMs.map(RevenueDay.iso8601) ?? "unknown"
             log("extend", outcome: "extended", session, metadata, logged)
             let now = try await console.reads.subscription(original)?.expiresAt ?? "unknown"

@@ -35,6 +35,7 @@ enum APIBodies {
         var days: Int64
         var reason: String
         var requestId: String
+        var note: String?
     }
 
     struct Restore: Decodable {

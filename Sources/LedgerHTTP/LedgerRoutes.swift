@@ -129,8 +129,9 @@ struct LedgerRoutes: Sendable {
             throw APIError.invalidRequest("reason is \(ExtensionReason.allCases.map(\.rawValue).joined(separator: ", ")), not \(body.reason)")
         }
         let requestId = try APIBodies.identifier(body.requestId, "request_id")
+        if let note = body.note, note.count > 500 { throw APIError.invalidRequest("note must be at most 500 characters") }
         let extended = try await service.extendRenewal(
-            originalTransactionId: id, days: body.days, reason: reason, requestId: requestId, metadata: metadata(request, context))
+            originalTransactionId: id, days: body.days, reason: reason, requestId: requestId, note: body.note, metadata: metadata(request, context))
         // The subscription as the read models hold it now, the extension applied.
         let view = try await reads.subscription(id)
         return try JSONResponse.make(APIAnswers.Extended(

@@ -93,7 +93,8 @@ enum TimelineSummary {
         case .pricePointsRefreshed(let p):
             return "Read Apple's price points of \(p.productId) (Apple id \(p.appleId)): \(p.points.count) in \(Set(p.points.map(\.territory)).count) territories"
         case .subscriptionRenewalExtended(let e):
-            let asked = "Asked Apple to extend subscription \(e.originalTransactionId) by \(e.days) days (\(e.reason.rawValue), request \(e.requestId))"
+            let why = e.note.map { ", \"\($0)\"" } ?? ""
+            let asked = "Asked Apple to extend subscription \(e.originalTransactionId) by \(e.days) days (\(e.reason.rawValue)\(why), request \(e.requestId))"
             if e.extended {
                 return asked + ": extended to \(e.effectiveDateMs.map(RevenueDay.iso8601) ?? "?")\(by)"
             }

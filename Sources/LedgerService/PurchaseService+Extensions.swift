@@ -15,7 +15,7 @@ extension PurchaseService {
     /// again with the same request id is safe on both sides. A refusal throws
     /// `extension_refused` with Apple's code, after recording it.
     public func extendRenewal(
-        originalTransactionId: String, days: Int64, reason: ExtensionReason, requestId: String, metadata: RequestMetadata
+        originalTransactionId: String, days: Int64, reason: ExtensionReason, requestId: String, note: String? = nil, metadata: RequestMetadata
     ) async throws -> SubscriptionRenewalExtended {
         guard (1...90).contains(days) else { throw LedgerServiceError(.invalidRequest, "days is 1 to 90 (Apple's limit), not \(days)") }
         guard !requestId.isEmpty, requestId.count <= 128 else { throw LedgerServiceError(.invalidRequest, "request_id is 1 to 128 characters") }
@@ -47,7 +47,7 @@ extension PurchaseService {
                         originalTransactionId: originalTransactionId, productId: subscription.productId, environment: subscription.environment,
                         transactionId: subscription.latestTransactionId, days: days, reason: reason, requestId: requestId, outcome: "extended",
                         effectiveDateMs: effective, appleErrorCode: nil, appleErrorMessage: nil, requestDocumentSha256: "", answerDocumentSha256: "",
-                        atMs: clock())
+                        atMs: clock(), note: note)
                 } catch {
                     // Apple said no (its limits, or the request): an act to record. Anything
                     // else is Apple not answering now: nothing happened, nothing is recorded.
@@ -59,7 +59,7 @@ extension PurchaseService {
                         originalTransactionId: originalTransactionId, productId: subscription.productId, environment: subscription.environment,
                         transactionId: subscription.latestTransactionId, days: days, reason: reason, requestId: requestId, outcome: "refused",
                         effectiveDateMs: nil, appleErrorCode: error.errorCode, appleErrorMessage: error.errorMessage ?? error.httpStatus.map { "HTTP \($0)" },
-                        requestDocumentSha256: "", answerDocumentSha256: "", atMs: clock())
+                        requestDocumentSha256: "", answerDocumentSha256: "", atMs: clock(), note: note)
                 }
                 let requestDocument = DocumentStore.insert(Array(requestBody), kind: "apple_extend_request")
                 let answerDocument = DocumentStore.insert(answerBody, kind: "apple_extend_answer")

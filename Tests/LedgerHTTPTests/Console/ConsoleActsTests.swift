@@ -96,7 +96,7 @@ struct ConsoleActsTests {
 
             // The act is in the look-up's timeline.
             let after = try await support.get("/console/lookup?q=\(original)")
-            #expect(after.body.contains("Asked Apple to extend subscription \(original) by 10 days (service_issue, request \(requestId))"))
+            #expect(after.body.contains("Asked Apple to extend subscription \(original) by 10 days (service_issue, &quot;\(Self.note)&quot;, request \(requestId))"), "the act with support's note")
 
             // Apple allows two extensions a year: the third is refused, and the page says why.
             for (days, expected) in [("5", 200), ("4", 422)] {
