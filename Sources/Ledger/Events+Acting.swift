@@ -141,3 +141,59 @@ public struct TransactionFinished: LedgerEventPayload {
         self.atMs = atMs
     }
 }
+
+/// The kinds of offer signature the app's server makes for StoreKit (`POST /v1/offers/signatures`).
+public enum OfferSignatureKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// StoreKit 2's `PromotionalOfferV2` JWS.
+    case promotional
+    /// The legacy ECDSA signature (SKPaymentDiscount / `.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`).
+    case promotionalLegacy = "promotional_legacy"
+    /// The introductory-offer eligibility JWS.
+    case introductoryEligibility = "introductory_eligibility"
+}
+
+/// The ledger signed an offer in Apple's name for a user (with the In-App Purchase key, the
+/// Server API's `.p8`): who was offered what, with which nonce, until when. Never the key; the
+/// signature itself only by its sha256. A purchase that redeems the offer (Apple's
+/// `offerIdentifier` on its transaction) links to the signatures of that user, product and
+/// offer in its timeline. Appended to `Streams.offerSignature(signatureId)`.
+public struct OfferSignatureIssued: LedgerEventPayload {
+    public static let eventType = "OfferSignatureIssued"
+    public var signatureId: String
+    public var kind: OfferSignatureKind
+    public var userId: String
+    public var productId: String
+    public var offerId: String?
+    public var transactionId: String?
+    public var allowIntroductoryOffer: Bool?
+    /// Lower-case UUID.
+    public var nonce: String
+    /// Milliseconds since 1970, UTC: the signature's timestamp (`iat` for the JWS kinds).
+    public var timestampMs: Int64
+    public var keyId: String
+    /// The user's latest order's token, signed into the legacy kind.
+    public var appAccountToken: String?
+    /// When StoreKit stops accepting it (the legacy kind: 24 hours); nil for the JWS kinds.
+    public var expiresAtMs: Int64?
+    public var signatureSha256: String
+
+    public init(
+        signatureId: String, kind: OfferSignatureKind, userId: String, productId: String, offerId: String?, transactionId: String?,
+        allowIntroductoryOffer: Bool?, nonce: String, timestampMs: Int64, keyId: String, appAccountToken: String?, expiresAtMs: Int64?,
+        signatureSha256: String
+    ) {
+        self.signatureId = signatureId
+        self.kind = kind
+        self.userId = userId
+        self.productId = productId
+        self.offerId = offerId
+        self.transactionId = transactionId
+        self.allowIntroductoryOffer = allowIntroductoryOffer
+        self.nonce = nonce
+        self.timestampMs = timestampMs
+        self.keyId = keyId
+        self.appAccountToken = appAccountToken
+        self.expiresAtMs = expiresAtMs
+        self.signatureSha256 = signatureSha256
+    }
+}

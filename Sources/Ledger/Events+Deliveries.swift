@@ -44,13 +44,16 @@ public struct PurchaseDelivered: LedgerEventPayload {
     /// `priceMilliunits` is then the instalment, the sale; the commitment's price is never one.
     /// Absent outside a commitment and in payloads written before it was recorded.
     public var commitment: Commitment?
+    /// The offer that priced it (Apple's `offerIdentifier`, a receipt's `promotional_offer_id`);
+    /// absent without one and in payloads written before it was recorded.
+    public var offerIdentifier: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
         userId: String, orderId: String?, environment: String, purchaseDateMs: Int64?, expiresDateMs: Int64?,
         priceMilliunits: Int64?, currency: String?, appAccountToken: String?, appTransactionId: String?, isTrial: Bool,
         grants: [String: Int64], submissionId: String, match: MatchReason, familyShared: Bool? = nil, storefront: String? = nil,
-        billingPlanType: String? = nil, commitment: Commitment? = nil
+        billingPlanType: String? = nil, commitment: Commitment? = nil, offerIdentifier: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -74,6 +77,7 @@ public struct PurchaseDelivered: LedgerEventPayload {
         self.storefront = storefront
         self.billingPlanType = billingPlanType
         self.commitment = commitment
+        self.offerIdentifier = offerIdentifier
     }
 }
 

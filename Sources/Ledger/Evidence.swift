@@ -90,6 +90,10 @@ public struct EvidenceEntry: Sendable, Hashable {
     public var rawBillingPlanType: String?
     /// Where the transaction stands in a commitment (`commitmentInfo`); signed data only.
     public var commitment: Commitment?
+    /// Which offer priced it: the signed transaction's `offerIdentifier`, a receipt's
+    /// `promotional_offer_id`; a promotional offer's links the purchase to the signature the
+    /// ledger issued for it.
+    public var offerIdentifier: String?
 
     /// `rawRevocationType`, typed; nil when absent or a value this build does not know.
     public var revocationType: RevocationType? { rawRevocationType.flatMap(RevocationType.init(rawValue:)) }
@@ -102,7 +106,7 @@ public struct EvidenceEntry: Sendable, Hashable {
         isRevocation: Bool = false, isTrial: Bool = false, isUpgraded: Bool = false, appAccountToken: String? = nil,
         appTransactionId: String? = nil, priceMilliunits: Int64? = nil, currency: String? = nil, inApp: Bool = true,
         isFamilyShared: Bool = false, rawRevocationType: String? = nil, revocationPercentage: Int64? = nil,
-        storefront: String? = nil, rawBillingPlanType: String? = nil, commitment: Commitment? = nil
+        storefront: String? = nil, rawBillingPlanType: String? = nil, commitment: Commitment? = nil, offerIdentifier: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -126,6 +130,7 @@ public struct EvidenceEntry: Sendable, Hashable {
         self.storefront = storefront
         self.rawBillingPlanType = rawBillingPlanType
         self.commitment = commitment
+        self.offerIdentifier = offerIdentifier
     }
 
     /// Refunded or revoked (an upgrade also sets `cancellation_date`, but is no refund).
@@ -178,7 +183,7 @@ extension EvidenceEntry {
             cancellationDateMs: t.cancellationDate, cancellationReason: t.cancellationReasonRaw.flatMap { Int($0) },
             isTrial: t.isTrialPeriod ?? false, isUpgraded: t.isUpgraded ?? false,
             appAccountToken: t.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() }, inApp: inApp,
-            isFamilyShared: t.inAppOwnershipType == .familyShared)
+            isFamilyShared: t.inAppOwnershipType == .familyShared, offerIdentifier: t.promotionalOfferID.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     public init(signed t: SignedTransaction) {
@@ -201,7 +206,8 @@ extension EvidenceEntry {
             // Like the currency: anything but three upper-case letters is no country.
             storefront: Storefront.countryCode(t.storefront),
             // Kept as Apple sent them, a plan this build does not know included.
-            rawBillingPlanType: t.rawBillingPlanType, commitment: Commitment.of(t.commitmentInfo))
+            rawBillingPlanType: t.rawBillingPlanType, commitment: Commitment.of(t.commitmentInfo),
+            offerIdentifier: t.offerIdentifier.flatMap { $0.isEmpty ? nil : $0 })
     }
 }
 

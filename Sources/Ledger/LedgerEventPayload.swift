@@ -49,6 +49,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case subscriptionRenewalExtended(SubscriptionRenewalExtended)
     case appAccountTokenSet(AppAccountTokenSet)
     case transactionFinished(TransactionFinished)
+    case offerSignatureIssued(OfferSignatureIssued)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -85,6 +86,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case SubscriptionRenewalExtended.eventType: self = .subscriptionRenewalExtended(try decode(SubscriptionRenewalExtended.self))
         case AppAccountTokenSet.eventType: self = .appAccountTokenSet(try decode(AppAccountTokenSet.self))
         case TransactionFinished.eventType: self = .transactionFinished(try decode(TransactionFinished.self))
+        case OfferSignatureIssued.eventType: self = .offerSignatureIssued(try decode(OfferSignatureIssued.self))
         default: self = .unknown(type: type)
         }
     }
@@ -122,6 +124,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .subscriptionRenewalExtended(let p): p
         case .appAccountTokenSet(let p): p
         case .transactionFinished(let p): p
+        case .offerSignatureIssued(let p): p
         case .unknown: nil
         }
     }

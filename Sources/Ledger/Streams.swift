@@ -42,4 +42,6 @@ public enum Streams {
     public static func appAccountToken(_ originalTransactionId: String) -> String { "app-account-token-\(originalTransactionId)" }
     /// The one Finish Transaction of a delivered transaction, claimed expecting no stream.
     public static func transactionFinished(_ transactionId: String) -> String { "transaction-finished-\(transactionId)" }
+    /// One offer signature the ledger issued.
+    public static func offerSignature(_ signatureId: String) -> String { "offer-signature-\(signatureId)" }
 }

@@ -26,6 +26,15 @@ enum APIBodies {
         var consumptionData: Bool
     }
 
+    struct OfferSignature: Decodable {
+        var userId: String
+        var productId: String
+        var kind: String
+        var offerId: String?
+        var transactionId: String?
+        var allowIntroductoryOffer: Bool?
+    }
+
     struct AppAccountToken: Decodable {
         var appAccountToken: String
         var reason: String?
@@ -96,6 +105,30 @@ enum APIBodies {
 
 /// Answers of CONTRACT.md with every field present (null when unknown), as documented.
 enum APIAnswers {
+    /// `POST /v1/offers/signatures` (201).
+    struct OfferSignature: Encodable {
+        var signature: String
+        var keyId: String
+        var nonce: String
+        /// Milliseconds since 1970, as StoreKit takes it.
+        var timestamp: Int64
+        var appAccountToken: String?
+        var expiresAt: String?
+
+        // Null keys are written: the contract lists every field.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(signature, forKey: .signature)
+            try c.encode(keyId, forKey: .keyId)
+            try c.encode(nonce, forKey: .nonce)
+            try c.encode(timestamp, forKey: .timestamp)
+            try c.encode(appAccountToken, forKey: .appAccountToken)
+            try c.encode(expiresAt, forKey: .expiresAt)
+        }
+
+        enum CodingKeys: String, CodingKey { case signature, keyId, nonce, timestamp, appAccountToken, expiresAt }
+    }
+
     /// `PUT /v1/transactions/{id}/app-account-token`.
     struct AppAccountTokenSet: Encodable {
         var originalTransactionId: String

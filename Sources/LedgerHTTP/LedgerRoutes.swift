@@ -23,6 +23,7 @@ struct LedgerRoutes: Sendable {
         router.post("v1/users/:user_id/spend") { request, context in try await spend(request, context) }
         router.post("v1/subscriptions/:original_transaction_id/extend") { request, context in try await extend(request, context) }
         router.put("v1/transactions/:original_transaction_id/app-account-token") { request, context in try await setAppAccountToken(request, context) }
+        router.post("v1/offers/signatures") { request, context in try await signOffer(request, context) }
         router.post("v1/users/:user_id/consent") { request, context in try await consent(request, context) }
         router.post("v1/users/:user_id/restore") { request, context in try await restore(request, context) }
         router.get("v1/subscriptions/:original_transaction_id") { request, context in try await subscription(request, context) }
@@ -150,6 +151,25 @@ struct LedgerRoutes: Sendable {
         let set = try await service.setAppAccountToken(originalTransactionId: id, token: token, reason: body.reason, metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.AppAccountTokenSet(
             originalTransactionId: id, appAccountToken: set.appAccountToken, ownerUserId: set.userId))
+    }
+
+    /// The app's server signs an offer for StoreKit; the ledger records who was offered what.
+    private func signOffer(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.app], request, context)
+        let body = try await APIBodies.decode(APIBodies.OfferSignature.self, from: request)
+        guard let kind = OfferSignatureKind(rawValue: body.kind) else {
+            throw APIError.invalidRequest("kind is \(OfferSignatureKind.allCases.map(\.rawValue).joined(separator: ", ")), not \(body.kind)")
+        }
+        let offer = OfferSignatureRequest(
+            userId: try APIBodies.identifier(body.userId, "user_id"), productId: try APIBodies.identifier(body.productId, "product_id"), kind: kind,
+            offerId: try body.offerId.map { try APIBodies.identifier($0, "offer_id") },
+            transactionId: try body.transactionId.map { try APIBodies.identifier($0, "transaction_id") },
+            allowIntroductoryOffer: body.allowIntroductoryOffer)
+        let issued = try await service.issueOfferSignature(
+            offer, idempotencyKey: try idempotencyKey(request, context, route: "offers"), metadata: metadata(request, context))
+        return try JSONResponse.make(APIAnswers.OfferSignature(
+            signature: issued.signature, keyId: issued.event.keyId, nonce: issued.event.nonce, timestamp: issued.event.timestampMs,
+            appAccountToken: issued.event.appAccountToken, expiresAt: issued.event.expiresAtMs.map(RevenueDay.iso8601)), status: .created)
     }
 
     private func spend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -39,7 +39,7 @@ enum TimelineSummary {
             let expires = d.expiresDateMs.map { ", expires \(RevenueDay.iso8601($0))" } ?? ""
             return "Delivered \(d.quantity) × \(d.productId) to user \(d.userId)\(grants.isEmpty ? "" : " (\(grants))"): transaction \(d.transactionId)"
                 + " (original \(d.originalTransactionId))\(Self.storefront(d.storefront)), \(d.environment)\(purchased)\(expires)"
-                + "\(Self.commitment(d.billingPlanType, d.commitment)), matched by \(d.match.rawValue)"
+                + "\(Self.commitment(d.billingPlanType, d.commitment))\(d.offerIdentifier.map { ", redeeming offer \($0)" } ?? ""), matched by \(d.match.rawValue)"
         case .subscriptionRenewalSeen(let r):
             let expires = r.expiresDateMs.map { " until \(RevenueDay.iso8601($0))" } ?? ""
             return "Subscription \(r.originalTransactionId) renewed: transaction \(r.transactionId)\(Self.storefront(r.storefront))\(expires)"
@@ -110,6 +110,15 @@ enum TimelineSummary {
             return f.outcome == "finished"
                 ? "Finished transaction \(f.transactionId) with Apple (\(f.environment)), so no device keeps it open"
                 : "Apple refused to finish transaction \(f.transactionId) (error \(f.appleErrorCode.map(String.init) ?? "?"))"
+        case .offerSignatureIssued(let o):
+            let what = switch o.kind {
+            case .promotional: "a promotional offer (StoreKit 2 JWS)"
+            case .promotionalLegacy: "a promotional offer (legacy signature)"
+            case .introductoryEligibility: "introductory-offer eligibility (\(o.allowIntroductoryOffer == true ? "allowed" : "not allowed"))"
+            }
+            let offer = o.offerId.map { " offer \($0)" } ?? ""
+            let until = o.expiresAtMs.map { ", valid until \(RevenueDay.iso8601($0))" } ?? ""
+            return "Signed \(what) for user \(o.userId): \(o.productId)\(offer), nonce \(o.nonce), key \(o.keyId)\(until) (signature \(o.signatureId))\(by)"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

@@ -113,3 +113,15 @@ extension LedgerReads {
         }
     }
 }
+
+extension LedgerReads {
+    /// The app account token of the user's latest order (nil: they never ordered).
+    public func latestAppAccountToken(userId: String) async throws -> String? {
+        try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT payload->>'app_account_token' FROM events
+                WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId) ORDER BY position DESC LIMIT 1
+                """).first?.decode(0)
+        }
+    }
+}

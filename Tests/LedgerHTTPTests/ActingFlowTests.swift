@@ -205,3 +205,90 @@ struct FinishTransactionFlowTests {
         }
     }
 }
+
+@Suite("Offer signatures the ledger issues")
+struct OfferSignatureFlowTests {
+    static let monthly = "com.example.pro.monthly"
+
+    static func sign(_ ledger: LedgerHarness, _ body: [String: Any]) async throws -> LedgerHarness.Answer {
+        try await ledger.post("/v1/offers/signatures", body)
+    }
+
+    @Test("a promotional offer the ledger signed is redeemed in the simulator, and the purchase's timeline names the signature; a tampered one is refused")
+    func redeemed() async throws {
+        try await LedgerHarness.with(askApple: true) { ledger in
+            let order = try await ledger.post("/v1/orders", ["user_id": "o-ann", "product_id": Self.monthly])
+            let token = try #require(order.json["app_account_token"] as? String)
+            let signed = try await Self.sign(ledger, ["user_id": "o-ann", "product_id": Self.monthly, "kind": "promotional", "offer_id": "WINBACK3"])
+            #expect(signed.status == 201, "\(signed.json)")
+            let signature = try #require(signed.json["signature"] as? String)
+            #expect(signed.json["key_id"] as? String == LedgerHarness.keyId)
+            #expect(UUID(uuidString: signed.json["nonce"] as? String ?? "") != nil)
+            #expect(signed.json["app_account_token"] as? String == token)
+            #expect(signed.json["expires_at"] is NSNull)
+            #expect(signature.split(separator: ".").count == 3)
+
+            // StoreKit (the simulator) refuses a signature changed in transit.
+            var parts = signature.split(separator: ".").map(String.init)
+            parts[1] = String(parts[1].reversed())
+            await #expect(throws: (any Error).self) {
+                _ = try await ledger.simulator.purchase(
+                    appleId: "apple-o1", productId: Self.monthly, environment: .production, appAccountToken: UUID(uuidString: token),
+                    offer: .promotionalOfferJWS(parts.joined(separator: ".")))
+            }
+            // And accepts the ledger's own: the purchase carries Apple's offerIdentifier.
+            let purchase = try await ledger.simulator.purchase(
+                appleId: "apple-o1", productId: Self.monthly, environment: .production, appAccountToken: UUID(uuidString: token),
+                offer: .promotionalOfferJWS(signature))
+            let delivered = try await ledger.post("/v1/transactions", ["user_id": "o-ann", "signed_transaction": purchase.signedTransaction])
+            #expect(delivered.outcome == "delivered", "\(delivered.json)")
+            let timeline = try await ledger.get("/v1/timelines/transactions/\(purchase.transactionId)", token: LedgerHarness.financeToken)
+            let summaries = (timeline.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["summary"] as? String }
+            #expect(summaries.contains { $0.hasPrefix("Signed a promotional offer (StoreKit 2 JWS) for user o-ann: \(Self.monthly) offer WINBACK3") }, "\(summaries)")
+            #expect(summaries.contains { $0.contains("redeeming offer WINBACK3") }, "\(summaries)")
+            // Recorded: who was offered what, never the key.
+            let issued = try await ledger.events("OfferSignatureIssued")
+            #expect(issued.count == 1)
+            let payload: String = try await ledger.pool.withConnection {
+                try $0.query("SELECT payload::text FROM events WHERE event_type = 'OfferSignatureIssued'")[0].decode(0)
+            }
+            #expect(!payload.contains("PRIVATE KEY") && !payload.contains(signature))
+        }
+    }
+
+    @Test("a legacy signature expires after 24 hours and the simulator then refuses it; bad requests are 400, unknown products 404")
+    func legacyAndBadInput() async throws {
+        try await LedgerHarness.with(askApple: true) { ledger in
+            _ = try await ledger.post("/v1/orders", ["user_id": "o-bea", "product_id": Self.monthly])
+            let signed = try await Self.sign(ledger, ["user_id": "o-bea", "product_id": Self.monthly, "kind": "promotional_legacy", "offer_id": "LOYAL"])
+            #expect(signed.status == 201, "\(signed.json)")
+            let timestamp = try #require(signed.json["timestamp"] as? Int)
+            #expect(signed.json["expires_at"] is String)
+            let redemption = PromotionalOfferSignature(
+                offerIdentifier: "LOYAL", keyIdentifier: try #require(signed.json["key_id"] as? String),
+                nonce: try #require(UUID(uuidString: signed.json["nonce"] as? String ?? "")), timestamp: Int64(timestamp),
+                signature: try #require(signed.json["signature"] as? String))
+            let token = (signed.json["app_account_token"] as? String).flatMap(UUID.init(uuidString:))
+            _ = try await ledger.simulator.advance(by: .seconds(25 * 3_600))
+            await #expect(throws: (any Error).self) {
+                _ = try await ledger.simulator.purchase(
+                    appleId: "apple-o2", productId: Self.monthly, environment: .production, appAccountToken: token, offer: .promotionalOffer(redemption))
+            }
+            for bad: [String: Any] in [
+                ["user_id": "o-bea", "product_id": Self.monthly, "kind": "promotional"],
+                ["user_id": "o-bea", "product_id": Self.monthly, "kind": "coupon", "offer_id": "X"],
+                ["user_id": "o-bea", "product_id": Self.monthly, "kind": "introductory_eligibility"],
+                ["user_id": "o-bea", "product_id": "com.example.coins100", "kind": "promotional", "offer_id": "X"],
+            ] {
+                #expect(try await Self.sign(ledger, bad).status == 400, "\(bad)")
+            }
+            #expect(try await Self.sign(ledger, ["user_id": "o-bea", "product_id": "com.example.nothing", "kind": "promotional", "offer_id": "X"]).status == 404)
+            let eligibility = try await Self.sign(ledger, [
+                "user_id": "o-bea", "product_id": Self.monthly, "kind": "introductory_eligibility", "allow_introductory_offer": false, "transaction_id": "2000000000000001",
+            ])
+            #expect(eligibility.status == 201)
+            #expect(eligibility.json["expires_at"] is NSNull)
+            #expect(try await ledger.count("OfferSignatureIssued") == 2)
+        }
+    }
+}

@@ -35,6 +35,7 @@ struct OpenAPIConformanceTests {
         .init("GET", "/v1/events"),
         .init("POST", "/v1/subscriptions/{original_transaction_id}/extend"),
         .init("PUT", "/v1/transactions/{original_transaction_id}/app-account-token"),
+        .init("POST", "/v1/offers/signatures"),
     ]
 
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
@@ -137,6 +138,9 @@ struct OpenAPIConformanceTests {
                     path: "/v1/transactions/\(original)/app-account-token", body: #"{"app_account_token":"\#(UUID().uuidString)"}"#, status: 422,
                     token: LedgerHarness.supportToken),
                 OpenAPIProbe(operation: .init("GET", "/v1/events"), path: "/v1/events?after=0&limit=5", body: nil, status: 200),
+                OpenAPIProbe(
+                    operation: .init("POST", "/v1/offers/signatures"), path: "/v1/offers/signatures",
+                    body: #"{"user_id":"sweep","product_id":"com.example.pro.monthly","kind":"promotional","offer_id":"X"}"#, status: 503),
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),

@@ -5,7 +5,8 @@
 public struct TimelineProjection: Projection {
     public init() {}
     public let name = "timelines"
-    public let version: Int32 = 1
+    /// 2: offer signatures, and the purchases that redeem them linked to them.
+    public let version: Int32 = 2
     public let tables = ["projection_timeline_events", "projection_timeline_links"]
     /// Both are sets of (subject, position) and (subject, includes), and hold most of a
     /// rebuild's rows: keeping their index entries up row by row costs much of its time in
@@ -19,6 +20,11 @@ public struct TimelineProjection: Projection {
         public static func order(_ id: String) -> String { "order:" + id }
         public static func user(_ id: String) -> String { "user:" + id }
         public static func submission(_ id: String) -> String { "submission:" + id }
+        /// The signatures issued to one user for one product's offer: a purchase redeeming that
+        /// offer includes them.
+        public static func offer(userId: String, productId: String, offerId: String) -> String {
+            "offer:\(userId.utf8.count):\(userId):\(productId.utf8.count):\(productId):\(offerId)"
+        }
     }
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
@@ -54,6 +60,10 @@ public struct TimelineProjection: Projection {
             if d.originalTransactionId != d.transactionId { links.append((transaction(d.originalTransactionId), transaction(d.transactionId))) }
             // Both ways: the order's timeline shows the delivery, the transaction's the order.
             if let o = d.orderId { links.append((transaction(d.transactionId), order(o))) }
+            // A redeemed offer: the purchase's timeline names the signatures that allowed it.
+            if let offer = d.offerIdentifier {
+                links.append((transaction(d.transactionId), Subject.offer(userId: d.userId, productId: d.productId, offerId: offer)))
+            }
         case .subscriptionRenewalSeen(let r):
             about = [transaction(r.transactionId)]
             links = [(user(r.userId), transaction(r.transactionId))]
@@ -97,6 +107,8 @@ public struct TimelineProjection: Projection {
             about = [transaction(a.originalTransactionId), user(a.userId)] + (a.previousUserId.map { [user($0)] } ?? [])
         case .transactionFinished(let f):
             about = [transaction(f.transactionId)]
+        case .offerSignatureIssued(let o):
+            about = [user(o.userId)] + (o.offerId.map { [Subject.offer(userId: o.userId, productId: o.productId, offerId: $0)] } ?? [])
         case .reconciliationCompleted:
             return []
         case .catalogLoaded, .appStoreReportImported, .pricePointsRefreshed, .unknown:
