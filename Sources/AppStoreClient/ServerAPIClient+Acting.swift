@@ -15,7 +15,10 @@ extension ServerAPIClient {
     public func massExtendRenewalDate(
         _ request: MassExtendRenewalDateRequest, environment: AppStoreEnvironment
     ) async throws(ServerAPIError) -> ServerAPIAnswer<MassExtendRenewalDateResponse> {
-        try await call(.POST, "/inApps/v1/subscriptions/extend/mass", body: try Self.encode(request), environment: environment)
+        // One URL serving both environments (the simulator through APPLE_SERVER_API_URL) is told
+        // which one; Apple's two hosts are not.
+        let query = configuration.productionURL == configuration.sandboxURL ? [("environment", environment.rawValue)] : []
+        return try await call(.POST, "/inApps/v1/subscriptions/extend/mass", query: query, body: try Self.encode(request), environment: environment)
     }
 
     /// Get Status of Subscription Renewal Date Extensions.

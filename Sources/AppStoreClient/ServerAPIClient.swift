@@ -166,9 +166,12 @@ public final class ServerAPIClient: Sendable {
             .send(method, url: url, body: body, bearer: bearer)
     }
 
-    /// An id as one path segment: Apple's ids are digits or letters; anything else is escaped.
+    /// An id as one path segment: RFC 3986's unreserved characters as they are (a product id's
+    /// dots, a request id's dashes: a server need not decode them to match), the rest escaped.
     static func segment(_ id: String) -> String {
-        id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return id.addingPercentEncoding(withAllowedCharacters: allowed) ?? id
     }
 
     static func queryValue(_ value: String) -> String {

@@ -197,3 +197,63 @@ public struct OfferSignatureIssued: LedgerEventPayload {
         self.signatureSha256 = signatureSha256
     }
 }
+
+/// Support asked Apple to extend the renewal date of every active subscriber of a product
+/// (mass extension): Apple's request id, and its answer kept. Apple extends each subscription
+/// over time and tells each by a `RENEWAL_EXTENDED` notification (a failure by
+/// `RENEWAL_EXTENSION`/`FAILURE`), which the ledger records as it records every notification.
+/// First event of `Streams.massRenewalExtension(requestId)`.
+public struct MassRenewalExtensionRequested: LedgerEventPayload {
+    public static let eventType = "MassRenewalExtensionRequested"
+    public var requestId: String
+    public var productId: String
+    public var environment: String
+    public var days: Int64
+    public var reason: ExtensionReason
+    public var note: String?
+    /// ISO 3166-1 alpha-3; nil: every storefront.
+    public var storefronts: [String]?
+    public var requestDocumentSha256: String
+    public var answerDocumentSha256: String
+    public var atMs: Int64
+
+    public init(
+        requestId: String, productId: String, environment: String, days: Int64, reason: ExtensionReason, note: String?, storefronts: [String]?,
+        requestDocumentSha256: String, answerDocumentSha256: String, atMs: Int64
+    ) {
+        self.requestId = requestId
+        self.productId = productId
+        self.environment = environment
+        self.days = days
+        self.reason = reason
+        self.note = note
+        self.storefronts = storefronts
+        self.requestDocumentSha256 = requestDocumentSha256
+        self.answerDocumentSha256 = answerDocumentSha256
+        self.atMs = atMs
+    }
+}
+
+/// Apple said a mass extension is complete: how many subscriptions it extended and how many it
+/// could not. Second event of `Streams.massRenewalExtension(requestId)`.
+public struct MassRenewalExtensionCompleted: LedgerEventPayload {
+    public static let eventType = "MassRenewalExtensionCompleted"
+    public var requestId: String
+    public var productId: String
+    public var succeededCount: Int64
+    public var failedCount: Int64
+    public var completeDateMs: Int64?
+    /// sha256 (hex) of Apple's status answer that said complete.
+    public var statusDocumentSha256: String
+    public var atMs: Int64
+
+    public init(requestId: String, productId: String, succeededCount: Int64, failedCount: Int64, completeDateMs: Int64?, statusDocumentSha256: String, atMs: Int64) {
+        self.requestId = requestId
+        self.productId = productId
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+        self.completeDateMs = completeDateMs
+        self.statusDocumentSha256 = statusDocumentSha256
+        self.atMs = atMs
+    }
+}

@@ -50,6 +50,8 @@ public enum LedgerEvent: Sendable, Hashable {
     case appAccountTokenSet(AppAccountTokenSet)
     case transactionFinished(TransactionFinished)
     case offerSignatureIssued(OfferSignatureIssued)
+    case massRenewalExtensionRequested(MassRenewalExtensionRequested)
+    case massRenewalExtensionCompleted(MassRenewalExtensionCompleted)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -87,6 +89,8 @@ public enum LedgerEvent: Sendable, Hashable {
         case AppAccountTokenSet.eventType: self = .appAccountTokenSet(try decode(AppAccountTokenSet.self))
         case TransactionFinished.eventType: self = .transactionFinished(try decode(TransactionFinished.self))
         case OfferSignatureIssued.eventType: self = .offerSignatureIssued(try decode(OfferSignatureIssued.self))
+        case MassRenewalExtensionRequested.eventType: self = .massRenewalExtensionRequested(try decode(MassRenewalExtensionRequested.self))
+        case MassRenewalExtensionCompleted.eventType: self = .massRenewalExtensionCompleted(try decode(MassRenewalExtensionCompleted.self))
         default: self = .unknown(type: type)
         }
     }
@@ -125,6 +129,8 @@ public enum LedgerEvent: Sendable, Hashable {
         case .appAccountTokenSet(let p): p
         case .transactionFinished(let p): p
         case .offerSignatureIssued(let p): p
+        case .massRenewalExtensionRequested(let p): p
+        case .massRenewalExtensionCompleted(let p): p
         case .unknown: nil
         }
     }

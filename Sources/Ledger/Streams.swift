@@ -44,4 +44,6 @@ public enum Streams {
     public static func transactionFinished(_ transactionId: String) -> String { "transaction-finished-\(transactionId)" }
     /// One offer signature the ledger issued.
     public static func offerSignature(_ signatureId: String) -> String { "offer-signature-\(signatureId)" }
+    /// One mass extension: its request, then its completion.
+    public static func massRenewalExtension(_ requestId: String) -> String { "mass-renewal-extension-\(requestId)" }
 }

@@ -119,6 +119,11 @@ enum TimelineSummary {
             let offer = o.offerId.map { " offer \($0)" } ?? ""
             let until = o.expiresAtMs.map { ", valid until \(RevenueDay.iso8601($0))" } ?? ""
             return "Signed \(what) for user \(o.userId): \(o.productId)\(offer), nonce \(o.nonce), key \(o.keyId)\(until) (signature \(o.signatureId))\(by)"
+        case .massRenewalExtensionRequested(let m):
+            let where_ = m.storefronts.map { " in \($0.joined(separator: ", "))" } ?? ""
+            return "Asked Apple to extend every active subscription of \(m.productId)\(where_) by \(m.days) days (\(m.reason.rawValue), request \(m.requestId))\(by)"
+        case .massRenewalExtensionCompleted(let m):
+            return "Apple completed mass extension \(m.requestId) of \(m.productId): \(m.succeededCount) extended, \(m.failedCount) not"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

@@ -10,7 +10,7 @@ public struct PurchaseLedgerCommand: AsyncParsableCommand {
         commandName: "purchase-ledger",
         abstract: "An event-sourced ledger of Apple In-App Purchases.",
         subcommands: [
-            MigrateCommand.self, ServeCommand.self, CatalogCommand.self, VerifyCommand.self, DigestCommand.self, AuditCommand.self, DisputeCommand.self, ReplayCommand.self, ImportCommand.self, DemoCommand.self, AppleSimulatorCommand.self, ReconcileCommand.self, ReconcileReportsCommand.self, PricePointsCommand.self, WebhooksCommand.self,
+            MigrateCommand.self, ServeCommand.self, CatalogCommand.self, VerifyCommand.self, DigestCommand.self, AuditCommand.self, DisputeCommand.self, ReplayCommand.self, ImportCommand.self, DemoCommand.self, AppleSimulatorCommand.self, ReconcileCommand.self, ReconcileReportsCommand.self, PricePointsCommand.self, WebhooksCommand.self, ExtendRenewalsCommand.self,
         ]
     )
 

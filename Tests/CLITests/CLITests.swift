@@ -68,6 +68,22 @@ struct CLITests {
         let run = try await ToolRun.run(["no-such-command"], databaseURL: "host=/nonexistent")
         #expect(run.status == 2)
     }
+
+    @Test("extend-renewals and webhooks refuse bad arguments with exit 2 before touching a database")
+    func actingUsage() async throws {
+        for arguments in [
+            ["extend-renewals", "--product", "p", "--days", "0", "--reason", "other"],
+            ["extend-renewals", "--product", "p", "--days", "91", "--reason", "other"],
+            ["extend-renewals", "--product", "p", "--days", "5", "--reason", "because"],
+            ["extend-renewals", "--product", "p", "--days", "5", "--reason", "other", "--storefronts", "US"],
+            ["extend-renewals", "--product", "p", "--days", "5", "--reason", "other", "--environment", "Xcode"],
+            ["webhooks", "redeliver", "orders", "--from", "-1"],
+            ["webhooks", "redeliver", "orders", "--from", "9", "--to", "3"],
+        ] {
+            let run = try await ToolRun.run(arguments, databaseURL: "host=/nonexistent")
+            #expect(run.status == 2, "\(arguments): \(run.output)")
+        }
+    }
 }
 
 /// One run of the built binary.

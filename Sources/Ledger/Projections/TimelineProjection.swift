@@ -109,7 +109,9 @@ public struct TimelineProjection: Projection {
             about = [transaction(f.transactionId)]
         case .offerSignatureIssued(let o):
             about = [user(o.userId)] + (o.offerId.map { [Subject.offer(userId: o.userId, productId: o.productId, offerId: $0)] } ?? [])
-        case .reconciliationCompleted:
+        case .reconciliationCompleted, .massRenewalExtensionRequested, .massRenewalExtensionCompleted:
+            // About a product's subscribers, not one subject: each subscription's own
+            // RENEWAL_EXTENDED notification is in its timeline.
             return []
         case .catalogLoaded, .appStoreReportImported, .pricePointsRefreshed, .unknown:
             return []

@@ -25,7 +25,8 @@ public struct WebhookEventsProjection: FoldingProjection {
     public init() {}
     public let name = "webhook_events"
     /// 2: an extended renewal date is told (`subscription.extended`).
-    public let version: Int32 = 2
+    /// 3: so is one Apple tells by RENEWAL_EXTENDED (a mass extension).
+    public let version: Int32 = 3
     public let tables = ["projection_webhook_events", "projection_webhook_state"]
     public let stateTable = "projection_webhook_state"
 

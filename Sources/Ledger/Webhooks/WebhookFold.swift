@@ -27,6 +27,9 @@ public struct WebhookSubscription: Codable, Sendable, Hashable {
     /// What its messages last said: the status and auto-renew they were made at.
     public var toldStatus: SubscriptionSummary.Status?
     public var toldAutoRenew: Bool?
+    /// Apple's RENEWAL_EXTENDED notification was recorded: the observation that follows it (its
+    /// effects come after it in one append) is told as an extension if it moves the end.
+    public var appleExtending: Bool?
 
     public init() {}
 }
@@ -60,6 +63,8 @@ public enum WebhookFold {
             return [WebhookState.subscriptionKey(t.originalTransactionId)]
         case .subscriptionRenewalExtended(let e) where e.extended:
             return [WebhookState.subscriptionKey(e.originalTransactionId)]
+        case .appleNotificationReceived(let n) where n.notificationType == "RENEWAL_EXTENDED":
+            return n.originalTransactionId.map { [WebhookState.subscriptionKey($0)] } ?? []
         default:
             return []
         }
@@ -93,9 +98,28 @@ public enum WebhookFold {
         case .subscriptionObserved(let o):
             let key = WebhookState.subscriptionKey(o.originalTransactionId)
             let before = subscription(key, states)
+            let end = expiry(of: o.originalTransactionId, states)
             let after = observe(event, subscription: o.originalTransactionId, product: nil, owner: nil, at: place, states: &states)
+            if before.appleExtending == true {
+                // Apple extended it (a mass extension, or one asked elsewhere): told once, when the
+                // end moves; an extension the ledger asked for moved it already, so nothing more.
+                after.told.appleExtending = nil
+                if after.extends(end), let moved = after.summary?.expiresAtMs {
+                    var fields = after.fields(o.originalTransactionId)
+                    fields["days"] = end.map { .integer((moved - $0) / 86_400_000) } ?? .null
+                    fields["reason"] = .null
+                    out.add(.subscriptionExtended, user: after.userId, fields)
+                }
+            }
             tellChanges(of: o.originalTransactionId, from: before, to: after, out: &out)
             states[key] = .subscription(after.told)
+        case .appleNotificationReceived(let n) where n.notificationType == "RENEWAL_EXTENDED":
+            if let original = n.originalTransactionId {
+                let key = WebhookState.subscriptionKey(original)
+                var sub = subscription(key, states)
+                sub.appleExtending = true
+                states[key] = .subscription(sub)
+            }
         case .purchaseRefunded(let r):
             out.add(.purchaseRefunded, user: r.userId, [
                 "transaction_id": .string(r.transactionId), "original_transaction_id": .string(r.originalTransactionId),
@@ -174,6 +198,8 @@ public enum WebhookFold {
     ) -> Observed {
         let key = WebhookState.subscriptionKey(original)
         var sub = subscription(key, states)
+        // Apple's RENEWAL_EXTENDED speaks for the observation right after it, no other.
+        if case .subscriptionObserved = event {} else { sub.appleExtending = nil }
         for change in SubscriptionsProjection().changes(for: event) {
             switch change {
             case .mergeSubscriptionEntry(_, _, let entry):
