@@ -55,7 +55,7 @@ enum ProjectionSQL {
                    coalesce(\(sale.applePrice?.minorUnits)::bigint, i.price_minor, p.price_minor * \(sale.quantity)) AS gross_minor,
                    \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year) AS reduced_rate, greatest(\(sale.quantity), 1) AS quantity,
                    coalesce(\(sale.country)::text, i.country, \(Storefront.unknown)::text) AS country,
-                   \(sale.applePrice != nil) OR i.price_minor IS NOT NULL AS apple_price
+                   \(sale.applePrice != nil) OR i.price_minor IS NOT NULL AS apple_price, \(sale.offerId)::text AS offer_id
             FROM (SELECT 1) AS one
             LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = \(sale.transactionId)
             LEFT JOIN LATERAL (
@@ -67,10 +67,10 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity, country, apple_price,
-             point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor)
+             point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id)
         SELECT v.line_id, v.line_type, v.transaction_id, v.original_transaction_id, v.product_id, v.kind, v.user_id, v.environment, v.day,
                v.purchase_date_ms, v.service_ms, v.currency, v.gross_minor, v.reduced_rate, v.quantity, v.country, v.apple_price,
-               r.refreshed, pp.proceeds_minor, pp.proceeds_year2_minor
+               r.refreshed, pp.proceeds_minor, pp.proceeds_year2_minor, v.offer_id
         FROM v \(fragment: pricePointJoins("v", saleGross: "v.gross_minor"))
         ON CONFLICT (line_id) DO NOTHING
         """
@@ -203,11 +203,11 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
-             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor)
+             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
                -\(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, \(atMs), quantity, \(fractionMilli), gross_minor,
-               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor
+               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)
@@ -227,11 +227,11 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
-             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor)
+             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id)
         SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
                \(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, NULL, quantity, \(fractionMilli), gross_minor,
-               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor
+               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)

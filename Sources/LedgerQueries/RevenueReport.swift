@@ -6,10 +6,11 @@ import Postgres
 public struct RevenueQuery: Sendable, Hashable {
     public enum Grouping: String, Sendable, CaseIterable {
         /// By UTC day (`YYYY-MM-DD`), month (`YYYY-MM`), product id, or country: the storefront's
-        /// ISO 3166-1 alpha-3 code, `unknown` where Apple never said (`Storefront.unknown`).
-        case day, month, product, country
+        /// ISO 3166-1 alpha-3 code, `unknown` where Apple never said (`Storefront.unknown`); or
+        /// by the offer that priced each sale (Apple's `offerIdentifier`), `none` without one.
+        case day, month, product, country, offer
 
-        /// The groupings as a sentence for error messages: "day, month, product or country".
+        /// The groupings as a sentence for error messages: "day, month, product, country or offer".
         public static var listed: String {
             let names = allCases.map(\.rawValue)
             return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
@@ -157,6 +158,7 @@ extension ReadModels {
         case .month: "to_char(day, 'YYYY-MM')"
         case .product: "product_id"
         case .country: "country"
+        case .offer: "coalesce(offer_id, 'none')"
         }
         // Per line (`RevenueLineMoney`, `SaleMoney`'s rule): a sale priced by Apple's price point
         // pays that point's proceeds and the tax it implies; one without pays the plan's

@@ -28,7 +28,7 @@ struct AuditCommand: AsyncParsableCommand {
         @Option(help: "Last day, YYYY-MM-DD (UTC, inclusive)")
         var to: String
 
-        @Option(name: .customLong("group-by"), help: "day, month, product or country (the storefront's ISO 3166-1 alpha-3 code, or unknown)")
+        @Option(name: .customLong("group-by"), help: "day, month, product, country (the storefront's ISO 3166-1 alpha-3 code, or unknown) or offer (Apple's offerIdentifier, or none)")
         var groupBy: String = "day"
 
         @Option(help: "Production or Sandbox")

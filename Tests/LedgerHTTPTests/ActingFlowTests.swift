@@ -246,6 +246,10 @@ struct OfferSignatureFlowTests {
             let summaries = (timeline.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["summary"] as? String }
             #expect(summaries.contains { $0.hasPrefix("Signed a promotional offer (StoreKit 2 JWS) for user o-ann: \(Self.monthly) offer WINBACK3") }, "\(summaries)")
             #expect(summaries.contains { $0.contains("redeeming offer WINBACK3") }, "\(summaries)")
+            // Finance sees the discounted sale by its offer.
+            let report = try await ledger.get("/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=offer", token: LedgerHarness.financeToken)
+            let keys = (report.json["rows"] as? [[String: Any]] ?? []).compactMap { $0["key"] as? String }
+            #expect(keys.contains("WINBACK3"), "\(report.json)")
             // Recorded: who was offered what, never the key.
             let issued = try await ledger.events("OfferSignatureIssued")
             #expect(issued.count == 1)

@@ -132,7 +132,7 @@ struct RevenueCountryTests {
             #expect(empty.status == 200)
             let bad = try await ledger.get("/v1/reports/revenue?\(Self.allTime)&group_by=storefront", token: LedgerHarness.financeToken)
             #expect(bad.status == 400)
-            #expect(((bad.json["error"] as? [String: any Sendable])?["message"] as? String)?.contains("day, month, product or country") == true)
+            #expect(((bad.json["error"] as? [String: any Sendable])?["message"] as? String)?.contains("day, month, product, country or offer") == true)
         }
     }
 }

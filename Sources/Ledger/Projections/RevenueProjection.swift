@@ -23,7 +23,8 @@ public struct RevenueProjection: Projection {
     /// reversals move that share; Family Sharing revocations move no money. 6: each line keeps
     /// its sale's country and whether Apple priced it; Get Transaction Info's answers are kept.
     /// 7: each line keeps the price point that prices it (Apple's price-point refreshes).
-    public let version: Int32 = 7
+    /// 8: each line keeps the offer that priced its sale (revenue by offer).
+    public let version: Int32 = 8
     public let tables = [
         "projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info",
         "projection_revenue_price_refreshes", "projection_revenue_price_points",
@@ -45,7 +46,8 @@ public struct RevenueProjection: Projection {
                 transactionId: d.transactionId, originalTransactionId: d.originalTransactionId, productId: d.productId, kind: d.kind,
                 userId: d.userId, environment: d.environment, purchaseDateMs: purchased,
                 serviceMs: d.expiresDateMs.map { $0 - purchased }, quantity: d.quantity,
-                applePrice: Self.applePrice(d.priceMilliunits, d.currency), country: Storefront.countryCode(d.storefront)))]
+                applePrice: Self.applePrice(d.priceMilliunits, d.currency), country: Storefront.countryCode(d.storefront),
+                offerId: d.offerIdentifier))]
         case .subscriptionRenewalSeen(let r):
             guard !r.isTrial, r.familyShared != true, let purchased = r.purchaseDateMs else { return [] }
             return [.addRevenueSale(RevenueSale(
@@ -104,6 +106,8 @@ public struct RevenueSale: Sendable, Hashable {
     /// The storefront's country (ISO 3166-1 alpha-3, `Storefront.countryCode`), when Apple
     /// signed one; the line says `Storefront.unknown` otherwise, until Get Transaction Info does.
     public var country: String? = nil
+    /// The offer that priced it (Apple's `offerIdentifier`), for revenue by offer.
+    public var offerId: String? = nil
 
     /// The UTC day of the sale, `YYYY-MM-DD`.
     public var day: String { RevenueDay.of(purchaseDateMs) }
