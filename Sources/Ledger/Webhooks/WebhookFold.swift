@@ -144,7 +144,11 @@ public enum WebhookFold {
         case .balanceSpent(let s):
             changeBalances([s.unit: s.amount], sign: -1, user: s.userId, out: &out, states: &states)
         case .subscriptionRenewalExtended(let e) where e.extended:
+            // Told once: Apple's RENEWAL_EXTENDED may be recorded before Apple's answer to the
+            // ledger's request; whichever moved the end first told it.
+            let before = expiry(of: e.originalTransactionId, states)
             let extended = observe(event, subscription: e.originalTransactionId, product: e.productId, owner: nil, at: place, states: &states)
+            guard extended.extends(before) else { break }
             var fields = extended.fields(e.originalTransactionId)
             fields["days"] = .integer(e.days)
             fields["reason"] = .string(e.reason.rawValue)
