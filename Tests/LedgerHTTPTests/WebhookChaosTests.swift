@@ -28,8 +28,8 @@ struct WebhookChaosTests {
         try await TestDatabase.withSchema { conninfo, pool in
             _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
             let answers = FlakyAnswers()
-            let flaky = WebhookReceiver(signer: WebhookFlowTests.signer) { answers.answer($0) }
-            let steady = WebhookReceiver(signer: WebhookFlowTests.signer) { _ in 204 }
+            let flaky = WebhookReceiver(signer: try WebhookFlowTests.signer()) { answers.answer($0) }
+            let steady = WebhookReceiver(signer: try WebhookFlowTests.signer()) { _ in 204 }
             // flaky goes down and comes back on its port: one of the tests' own range, which the
             // kernel hands to no outgoing connection meanwhile (see LoopbackPort).
             let flakyPort = try LoopbackPort.freeOutsideEphemeralRange()
@@ -91,7 +91,7 @@ struct WebhookChaosTests {
     func twoServers() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
             _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
-            let backend = WebhookReceiver(signer: WebhookFlowTests.signer) { _ in 204 }
+            let backend = WebhookReceiver(signer: try WebhookFlowTests.signer()) { _ in 204 }
             let receivers = ["backend": backend]
             try await WebhookProcessRig.with(conninfo: conninfo, receivers: [("backend", backend, 0)]) { rig in
                 let ports = try Self.twoPorts()
