@@ -23,28 +23,30 @@ extension PurchaseService {
                 return first
             }) {
                 let stream = Streams.wallet(userId: userId, unit: unit)
-                // Each lost race means another spend of this wallet committed: bounded by how
-                // many callers spend from one wallet at once.
-                for attempt in 1...256 {
-                    let (wallet, version) = try await reads.wallet(userId: userId, unit: unit)
-                    guard let shares = wallet.attributions(for: amount) else {
-                        throw LedgerServiceError(
-                            .insufficientBalance, "user \(userId) has \(wallet.balance) \(unit), fewer than the \(amount) to spend")
+                return try await walletTurns.run(stream) {
+                    // Each lost race means another server's spend of this wallet committed: bounded
+                    // by how many servers spend from one wallet at once.
+                    for attempt in 1...256 {
+                        let (wallet, version) = try await reads.wallet(userId: userId, unit: unit)
+                        guard let shares = wallet.attributions(for: amount) else {
+                            throw LedgerServiceError(
+                                .insufficientBalance, "user \(userId) has \(wallet.balance) \(unit), fewer than the \(amount) to spend")
+                        }
+                        let spent = BalanceSpent(
+                            userId: userId, unit: unit, amount: amount, spendId: spendId, reason: reason, balanceAfter: wallet.balance - amount,
+                            attributions: shares, spentAtMs: clock())
+                        do {
+                            try await log.append(
+                                [LedgerAppend(stream: stream, expectation: version == 0 ? .noStream : .exactly(version), events: [.balanceSpent(spent)])],
+                                metadata: metadata, idempotencyKey: key)
+                            return spent
+                        } catch EventStoreError.Code.wrongExpectedVersion {
+                            // A little jitter, growing, so the losers of one race do not meet again at once.
+                            try await Task.sleep(for: .microseconds(Int.random(in: 0...(200 * min(attempt, 20)))))
+                        }
                     }
-                    let spent = BalanceSpent(
-                        userId: userId, unit: unit, amount: amount, spendId: spendId, reason: reason, balanceAfter: wallet.balance - amount,
-                        attributions: shares, spentAtMs: clock())
-                    do {
-                        try await log.append(
-                            [LedgerAppend(stream: stream, expectation: version == 0 ? .noStream : .exactly(version), events: [.balanceSpent(spent)])],
-                            metadata: metadata, idempotencyKey: key)
-                        return spent
-                    } catch EventStoreError.Code.wrongExpectedVersion {
-                        // A little jitter, growing, so the losers of one race do not meet again at once.
-                        try await Task.sleep(for: .microseconds(Int.random(in: 0...(200 * min(attempt, 20)))))
-                    }
+                    throw LedgerServiceError(.busy, "the balance of user \(userId) is being spent by many requests at once; ask again")
                 }
-                throw LedgerServiceError(.busy, "the balance of user \(userId) is being spent by many requests at once; ask again")
             }
         }
     }

@@ -30,6 +30,8 @@ public final class PurchaseService: Sendable {
     /// time even where `clock` is simulated. The same clock as `clock` in production.
     public let machineClock: WallClock
     let onAppleAttempt: @Sendable (VerifyReceiptAttempt) -> Void
+    /// Spends of one wallet take turns within this server (see `KeyedTurns`).
+    let walletTurns = KeyedTurns()
 
     public init(
         store: EventStore, configuration: LedgerConfiguration, verifyReceipt: VerifyReceiptClient,
