@@ -34,6 +34,10 @@ struct ProjectionBatch {
     private var linked: Set<Key2> = []
     /// In log order, after the combined statements.
     private var ordered: [SQL] = []
+    /// Whether `ordered` ends under generic plans (`revenue(_:)`).
+    private var genericPlans = false
+    /// A run of sales not yet in `ordered`: written as one statement when the run ends.
+    private var sales: [RevenueSale] = []
 
     private struct Key2: Hashable {
         var a: String
@@ -89,36 +93,66 @@ struct ProjectionBatch {
                 }
             }
             // The union itself, after every member of the page is in.
-            if let union = ProjectionSQL.uniteAppleAccount(originals, appTransactionId: appTransactionId) { ordered.append(union) }
+            if let union = ProjectionSQL.uniteAppleAccount(originals, appTransactionId: appTransactionId) { append([union]) }
         case .timelineEvent(let subject, let position):
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
             if linked.insert(Key2(a: subject, b: includes)).inserted { timelineLinks.append((subject, includes)) }
         case .setCatalogPrice(let product, let price, let currency, let effective):
-            ordered.append(ProjectionSQL.catalogPrice(product, price, currency, effectiveMs: effective))
+            append([ProjectionSQL.catalogPrice(product, price, currency, effectiveMs: effective)])
         case .addRevenueSale(let sale):
-            ordered += ProjectionSQL.revenueSale(sale)
+            sales.append(sale)
         case .addRevenueRefund(let transaction, let atMs, let fraction):
-            ordered += ProjectionSQL.revenueRefund(transaction, atMs: atMs, fractionMilli: fraction)
+            revenue(ProjectionSQL.revenueRefund(transaction, atMs: atMs, fractionMilli: fraction))
         case .addRevenueReversal(let transaction, let atMs, let fraction):
-            ordered += ProjectionSQL.revenueReversal(transaction, atMs: atMs, fractionMilli: fraction)
+            revenue(ProjectionSQL.revenueReversal(transaction, atMs: atMs, fractionMilli: fraction))
         case .setRevenueTransactionInfo(let transaction, let country, let applePrice):
-            ordered += ProjectionSQL.transactionInfo(transaction, country: country, applePrice: applePrice)
+            append(ProjectionSQL.transactionInfo(transaction, country: country, applePrice: applePrice))
         case .setPricePoints(let product, let refreshedAtMs, let points):
-            ordered += ProjectionSQL.pricePoints(product, refreshedAtMs: refreshedAtMs, points: points)
+            append(ProjectionSQL.pricePoints(product, refreshedAtMs: refreshedAtMs, points: points))
         case .addWebhookEvent(let message):
             webhookEvents.append(message)
         case .restoreOwnership(let original):
             // After the page's combined revocations: a refund and its reversal in one page end restored.
-            ordered.append(.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)"))
+            append([.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)")])
         case .clearSubscriptionCancellation(let original, let transaction):
             // After the page's combined entry merges, which keep the earliest cancellation.
-            ordered.append(.prepared("""
+            append([.prepared("""
                 UPDATE projection_subscription_entries SET cancellation_date_ms = NULL
                 WHERE original_transaction_id = \(original) AND transaction_id = \(transaction)
-                """))
+                """)])
         }
     }
+
+    /// A sale's, refund's or reversal's revenue statements, under generic plans. PostgreSQL
+    /// planned each afresh (a custom plan per call, its parameters being few and the plan
+    /// cheap): 138 µs of planning against 65 µs of executing a sale, the largest part of a
+    /// rebuild (BENCHMARKS.md, 2026-11-26 evening). Their generic plans are the same index
+    /// look-ups. Other statements keep PostgreSQL's choice: a state look-up by `= ANY` ran 4×
+    /// slower generic, and a price refresh's plan depends on whether it is the product's first.
+    private mutating func revenue(_ statements: [SQL]) {
+        let run = ProjectionSQL.revenueSales(sales)
+        sales = []
+        let statements = run + statements
+        guard !statements.isEmpty else { return }
+        if !genericPlans {
+            ordered.append(Self.planCache("force_generic_plan"))
+            genericPlans = true
+        }
+        ordered += statements
+    }
+
+    /// Appends to `ordered`, leaving generic plans first if a revenue statement came last.
+    private mutating func append(_ statements: [SQL]) {
+        revenue([])
+        if genericPlans {
+            ordered.append(Self.planCache("auto"))
+            genericPlans = false
+        }
+        ordered += statements
+    }
+
+    private static func planCache(_ mode: String) -> SQL { .prepared("SELECT set_config('plan_cache_mode', \(mode), true)") }
 
     /// The renewal upsert's order: newest first, ties broken by the whole row (NULLs made
     /// comparable), so the result does not depend on which was applied first.
@@ -268,6 +302,9 @@ struct ProjectionBatch {
                 ON CONFLICT (position, sequence) DO NOTHING
                 """))
         }
-        return sql + ordered
+        var batch = self
+        batch.revenue([])
+        // The next projection's statements and the checkpoints keep PostgreSQL's choice.
+        return sql + batch.ordered + (batch.genericPlans ? [Self.planCache("auto")] : [])
     }
 }

@@ -84,8 +84,9 @@ public final class ProjectionReplay: Sendable {
     /// machine partly idle (BENCHMARKS.md, 'Why the code is shaped so'). The shadow schema has no
     /// other runner, as `ProjectionRunner`'s concurrent groups require.
     static func writerGroups(_ projections: [any Projection]) -> [[any Projection]] {
-        let revenue = RevenueProjection().name
-        return [projections.filter { $0.name == revenue }, projections.filter { $0.name != revenue }].filter { !$0.isEmpty }
+        let alone = [RevenueProjection().name, TimelineProjection().name, WebhookEventsProjection().name]
+        return (alone.map { name in projections.filter { $0.name == name } } + [projections.filter { !alone.contains($0.name) }])
+            .filter { !$0.isEmpty }
     }
 
     /// Empty copies of the projection tables (columns, keys, indexes), with the live tables'

@@ -40,30 +40,42 @@ enum ProjectionSQL {
     /// (``paidService(of:before:)``). A sale may arrive after later ones (Apple's lists are not
     /// sorted; clients post out of order): a second statement rates the later lines again,
     /// refunds included, so the rates come out the same in any order of arrival.
-    static func revenueSale(_ sale: RevenueSale) -> [SQL] {
+    static func revenueSales(_ sales: [RevenueSale]) -> [SQL] {
+        guard !sales.isEmpty else { return [] }
         let year = CommissionPlan.yearOfServiceMs
-        let service = paidService(of: "\(sale.originalTransactionId)::text", before: "\(sale.purchaseDateMs)::bigint")
-        // Priced in the same statement (the refresh in force and its point, as ``priceLines``
-        // does for lines already there): one round trip per sale, as before price points.
-        let insert: SQL = """
+        let service = paidService(of: "s.original_transaction_id", before: "s.purchase_date_ms")
+        func texts(_ values: [String?]) -> PostgresArray { PostgresArray(values) }
+        func integers(_ values: [Int64?]) -> PostgresArray { PostgresArray(values) }
+        // One statement for the run of sales (arrays through `unnest`, in log order, so of two
+        // sales of one transaction the first stays, as one statement each kept it). A sale is
+        // priced in the same statement (the refresh in force and its point, as ``priceLines``
+        // does for lines already there).
+        let insert: SQL = .prepared("""
         WITH v AS (
-            SELECT 'sale:' || \(sale.transactionId) AS line_id, 'sale' AS line_type, \(sale.transactionId)::text AS transaction_id,
-                   \(sale.originalTransactionId)::text AS original_transaction_id, \(sale.productId)::text AS product_id,
-                   \(sale.kind.rawValue)::text AS kind, \(sale.userId)::text AS user_id, \(sale.environment)::text AS environment,
-                   \(sale.day)::date AS day, \(sale.purchaseDateMs)::bigint AS purchase_date_ms, \(sale.serviceMs)::bigint AS service_ms,
-                   coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) AS currency,
-                   coalesce(\(sale.applePrice?.minorUnits)::bigint, i.price_minor, p.price_minor * \(sale.quantity)) AS gross_minor,
-                   \(sale.kind == .autoRenewable) AND \(fragment: service) >= \(year) AS reduced_rate, greatest(\(sale.quantity), 1) AS quantity,
-                   coalesce(\(sale.country)::text, i.country, \(Storefront.unknown)::text) AS country,
-                   \(sale.applePrice != nil) OR i.price_minor IS NOT NULL AS apple_price, \(sale.offerId)::text AS offer_id
-            FROM (SELECT 1) AS one
-            LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = \(sale.transactionId)
+            SELECT 'sale:' || s.transaction_id AS line_id, 'sale' AS line_type, s.transaction_id, s.original_transaction_id,
+                   s.product_id, s.kind, s.user_id, s.environment, s.day::date AS day, s.purchase_date_ms, s.service_ms,
+                   coalesce(s.apple_currency, i.currency, p.currency) AS currency,
+                   coalesce(s.apple_minor, i.price_minor, p.price_minor * s.quantity) AS gross_minor,
+                   CASE WHEN s.kind = 'auto_renewable' THEN \(fragment: service) >= \(year) ELSE false END AS reduced_rate,
+                   greatest(s.quantity, 1) AS quantity,
+                   coalesce(s.country, i.country, \(Storefront.unknown)::text) AS country,
+                   s.apple_currency IS NOT NULL OR i.price_minor IS NOT NULL AS apple_price, s.offer_id, s.ordinal
+            FROM unnest(\(texts(sales.map(\.transactionId)))::text[], \(texts(sales.map(\.originalTransactionId)))::text[],
+                        \(texts(sales.map(\.productId)))::text[], \(texts(sales.map(\.kind.rawValue)))::text[],
+                        \(texts(sales.map(\.userId)))::text[], \(texts(sales.map(\.environment)))::text[],
+                        \(texts(sales.map(\.day)))::text[], \(integers(sales.map(\.purchaseDateMs)))::bigint[],
+                        \(integers(sales.map(\.serviceMs)))::bigint[], \(texts(sales.map { $0.applePrice?.currency }))::text[],
+                        \(integers(sales.map { $0.applePrice?.minorUnits }))::bigint[], \(integers(sales.map(\.quantity)))::bigint[],
+                        \(texts(sales.map(\.country)))::text[], \(texts(sales.map(\.offerId)))::text[])
+                 WITH ORDINALITY AS s(transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
+                                      purchase_date_ms, service_ms, apple_currency, apple_minor, quantity, country, offer_id, ordinal)
+            LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = s.transaction_id
             LEFT JOIN LATERAL (
                 SELECT price_minor, currency FROM projection_revenue_prices
-                WHERE product_id = \(sale.productId)
-                ORDER BY effective_ms <= \(sale.purchaseDateMs) DESC, abs(effective_ms - \(sale.purchaseDateMs))
+                WHERE product_id = s.product_id
+                ORDER BY effective_ms <= s.purchase_date_ms DESC, abs(effective_ms - s.purchase_date_ms)
                 LIMIT 1) p ON true
-            WHERE coalesce(\(sale.applePrice?.currency)::text, i.currency, p.currency) IS NOT NULL)
+            WHERE coalesce(s.apple_currency, i.currency, p.currency) IS NOT NULL)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity, country, apple_price,
@@ -72,14 +84,24 @@ enum ProjectionSQL {
                v.purchase_date_ms, v.service_ms, v.currency, v.gross_minor, v.reduced_rate, v.quantity, v.country, v.apple_price,
                r.refreshed, pp.proceeds_minor, pp.proceeds_year2_minor, v.offer_id
         FROM v \(fragment: pricePointJoins("v", saleGross: "v.gross_minor"))
+        ORDER BY v.ordinal
         ON CONFLICT (line_id) DO NOTHING
-        """
-        guard sale.kind == .autoRenewable, sale.serviceMs != nil else { return [insert.prepared()] }
-        return [insert.prepared(), rerate(original: "\(sale.originalTransactionId)::text", after: "\(sale.purchaseDateMs)::bigint")]
+        """)
+        // Each sale was rated against the lines before the statement, not the run's earlier
+        // sales: every line of a subscription from its run's first sale on is rated again,
+        // which gives the rates of inserting the sales one at a time, each followed by rating
+        // the later lines again.
+        var from: [String: Int64] = [:]
+        for sale in sales where sale.kind == .autoRenewable && sale.serviceMs != nil {
+            from[sale.originalTransactionId] = min(from[sale.originalTransactionId] ?? sale.purchaseDateMs, sale.purchaseDateMs)
+        }
+        guard !from.isEmpty else { return [insert] }
+        let originals = from.keys.sorted()
+        return [insert, rerate(originals: originals.map { Optional($0) }, after: originals.map { from[$0].map { $0 - 1 } })]
     }
 
     /// What Apple's Get Transaction Info said of `transaction`: kept, for a sale line added
-    /// later (``revenueSale(_:)``), and applied to the lines already there: those whose country
+    /// later (``revenueSales(_:)``), and applied to the lines already there: those whose country
     /// is unknown take `country`; those the catalog priced take `applePrice`, a refund's or a
     /// reversal's its share of it (`RefundFraction.money`, rounded half up) with the sale's gross
     /// beside it, as if the sale had carried Apple's price from the start. Lines already priced
@@ -245,6 +267,24 @@ enum ProjectionSQL {
     static func share(of minor: SQL, _ fractionMilli: Int64) -> SQL {
         guard fractionMilli != RefundFraction.whole else { return minor }
         return "((\(fragment: minor) * \(fractionMilli)::bigint + \(RefundFraction.whole / 2)::bigint) / \(RefundFraction.whole)::bigint)"
+    }
+
+    /// Rates again, for each of `originals`, the subscription's lines purchased after its
+    /// `after`, writing only those whose rate changed (one statement for a run of sales).
+    private static func rerate(originals: [String?], after: [Int64?]) -> SQL {
+        let service = paidService(of: "o.original_transaction_id", before: "o.purchase_date_ms")
+        return .prepared("""
+        UPDATE projection_revenue_lines l SET reduced_rate = n.rate
+        FROM unnest(\(PostgresArray(originals))::text[], \(PostgresArray(after))::bigint[]) AS a(original, after)
+        -- Per subscription, its lines by their index: `OFFSET 0` keeps the planner from turning
+        -- this into a join over the whole table (a generic plan did: 5 ms a statement).
+        CROSS JOIN LATERAL (
+            SELECT o.line_id, \(fragment: service) >= \(CommissionPlan.yearOfServiceMs) AS rate
+            FROM projection_revenue_lines o
+            WHERE o.original_transaction_id = a.original AND o.kind = 'auto_renewable' AND o.purchase_date_ms > a.after
+            OFFSET 0) n
+        WHERE l.line_id = n.line_id AND l.reduced_rate <> n.rate
+        """)
     }
 
     /// Rates again the subscription's lines purchased after `after`, writing only those whose

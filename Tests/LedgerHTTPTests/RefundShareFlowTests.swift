@@ -31,7 +31,7 @@ struct RefundShareFlowTests {
     func proratedRefundInMoney() async throws {
         let (refundedRows, reversedRows, lines) = try await LedgerHarness.withMigratedSchema { pool in
             try await pool.withConnection { connection in
-                for statement in ProjectionSQL.revenueSale(Self.sale("T1")) { try connection.execute(statement) }
+                for statement in ProjectionSQL.revenueSales([Self.sale("T1")]) { try connection.execute(statement) }
                 for statement in ProjectionSQL.revenueRefund("T1", atMs: Self.start + Self.day, fractionMilli: 25_000) {
                     try connection.execute(statement)
                 }
@@ -78,7 +78,7 @@ struct RefundShareFlowTests {
     func fullRefundInMoney() async throws {
         let rows = try await LedgerHarness.withMigratedSchema { pool in
             try await pool.withConnection { connection in
-                for statement in ProjectionSQL.revenueSale(Self.sale("T2")) { try connection.execute(statement) }
+                for statement in ProjectionSQL.revenueSales([Self.sale("T2")]) { try connection.execute(statement) }
                 for statement in ProjectionSQL.revenueRefund("T2", atMs: Self.start + Self.day) { try connection.execute(statement) }
                 return try Self.rows(on: connection)
             }

@@ -22,9 +22,9 @@ struct RevenueCatalogPriceTests {
                 try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 150, "USD", effectiveMs: 5_000_000))
                 // Recorded after both loads, as a late receipt or an import would be.
                 for (id, at) in [("before", Int64(10)), ("between", 3_000_000), ("at-second", 5_000_000), ("after", 9_000_000)] {
-                    for statement in ProjectionSQL.revenueSale(Self.sale(id, purchasedAt: at)) { try connection.execute(statement) }
+                    for statement in ProjectionSQL.revenueSales([Self.sale(id, purchasedAt: at)]) { try connection.execute(statement) }
                 }
-                for statement in ProjectionSQL.revenueSale(Self.sale("three", purchasedAt: 3_000_000, quantity: 3)) { try connection.execute(statement) }
+                for statement in ProjectionSQL.revenueSales([Self.sale("three", purchasedAt: 3_000_000, quantity: 3)]) { try connection.execute(statement) }
                 var gross: [String: Int64] = [:]
                 for row in try connection.query("SELECT transaction_id, gross_minor FROM projection_revenue_lines WHERE product_id = 'com.example.gems'") {
                     gross[try row.decode(0, as: String.self)] = try row.decode(1, as: Int64.self)

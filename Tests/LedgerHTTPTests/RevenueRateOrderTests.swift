@@ -1,3 +1,4 @@
+import AppleSimulator
 @testable import Ledger
 @testable import LedgerProjections
 @testable import LedgerService
@@ -23,7 +24,7 @@ struct RevenueRateOrderTests {
     }
 
     static func add(_ sale: RevenueSale, on connection: Connection) throws {
-        for statement in ProjectionSQL.revenueSale(sale) { try connection.execute(statement) }
+        for statement in ProjectionSQL.revenueSales([sale]) { try connection.execute(statement) }
     }
 
     static func refund(_ transaction: String, atDay refundDay: Int64, on connection: Connection) throws {
@@ -119,4 +120,41 @@ struct RevenueRateOrderTests {
             #expect(Self.reduced(rates.2) == ["sale:-13", "sale:-14"])
         }
     }
+
+    @Test("sales written as one run (one statement, in any order, with a subscriber's lapse and a second subscription among them) rate like the same sales one at a time")
+    func oneRun() async throws {
+        try await LedgerHarness.withMigratedSchema { pool in
+            let rates = try await pool.withConnection { connection in
+                // One at a time, in date order: eleven months, a lapse of 45 days, fourteen more.
+                let months = (0..<11).map { Self.sale("single", $0) } + (0..<14).map { Self.sale("single", $0, offsetDays: 375, name: "r\($0)") }
+                for sale in months { try Self.add(sale, on: connection) }
+                // The same months as one run, shuffled, with another subscription's months
+                // between them and a consumable sale that has no service.
+                var run = months.map { sale in
+                    var sale = sale
+                    sale.transactionId = sale.transactionId.replacingOccurrences(of: "single", with: "run")
+                    sale.originalTransactionId = "run"
+                    return sale
+                } + (0..<14).map { Self.sale("other", $0) }
+                run.append(RevenueSale(
+                    transactionId: "coins", originalTransactionId: "coins", productId: "com.example.coins100", kind: .consumable, userId: "u-run",
+                    environment: "Production", purchaseDateMs: Self.start, serviceMs: nil, quantity: 1, applePrice: Money(minorUnits: 99, currency: "USD")))
+                var generator = SeededGenerator(seed: 27)
+                run.shuffle(using: &generator)
+                for statement in ProjectionSQL.revenueSales(run) { try connection.execute(statement) }
+                // A second run repeating a sale already there changes nothing.
+                for statement in ProjectionSQL.revenueSales([run[0], run[0]]) { try connection.execute(statement) }
+                let lines: Int64 = try connection.query("SELECT count(*) FROM projection_revenue_lines")[0].decode(0)
+                return (try Self.rates("single", on: connection), try Self.rates("run", on: connection), try Self.rates("other", on: connection), lines)
+            }
+            #expect(rates.0.count == 25)
+            #expect(rates.0 == rates.1)
+            // Back within 60 days: from the second month back on.
+            #expect(Self.reduced(rates.1) == (2..<14).map { "sale:-r\($0)" }.sorted())
+            // Fourteen months in a row: only the fourteenth (390 days behind it) is reduced.
+            #expect(Self.reduced(rates.2) == ["sale:-13"])
+            #expect(rates.3 == 25 + 25 + 14 + 1)
+        }
+    }
 }
+

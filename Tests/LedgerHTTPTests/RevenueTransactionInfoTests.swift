@@ -29,20 +29,20 @@ struct RevenueTransactionInfoTests {
             try await pool.withConnection { connection in
                 try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 100, "USD", effectiveMs: 0))
                 // A: a receipt's sale, refunded 25%, then Apple's answer: 4.99 EUR in Germany.
-                try Self.run(ProjectionSQL.revenueSale(Self.sale("A")), on: connection)
+                try Self.run(ProjectionSQL.revenueSales([Self.sale("A")]), on: connection)
                 try Self.run(ProjectionSQL.revenueRefund("A", atMs: Self.start + Self.day, fractionMilli: 25_000), on: connection)
                 try Self.run(ProjectionSQL.transactionInfo("A", country: "DEU", applePrice: Money(minorUnits: 499, currency: "EUR")), on: connection)
                 // B: the answer first, the sale after it.
                 try Self.run(ProjectionSQL.transactionInfo("B", country: "GBR", applePrice: Money(minorUnits: 399, currency: "GBP")), on: connection)
-                try Self.run(ProjectionSQL.revenueSale(Self.sale("B")), on: connection)
+                try Self.run(ProjectionSQL.revenueSales([Self.sale("B")]), on: connection)
                 // C: signed in the USA at Apple's price; an answer saying otherwise changes nothing.
-                try Self.run(ProjectionSQL.revenueSale(Self.sale("C", applePrice: Money(minorUnits: 299, currency: "USD"), country: "USA")), on: connection)
+                try Self.run(ProjectionSQL.revenueSales([Self.sale("C", applePrice: Money(minorUnits: 299, currency: "USD"), country: "USA")]), on: connection)
                 try Self.run(ProjectionSQL.transactionInfo("C", country: "DEU", applePrice: Money(minorUnits: 1, currency: "EUR")), on: connection)
                 // D: an answer with a country and no price keeps the catalog's price.
-                try Self.run(ProjectionSQL.revenueSale(Self.sale("D")), on: connection)
+                try Self.run(ProjectionSQL.revenueSales([Self.sale("D")]), on: connection)
                 try Self.run(ProjectionSQL.transactionInfo("D", country: "JPN", applePrice: nil), on: connection)
                 // E: no answer at all.
-                try Self.run(ProjectionSQL.revenueSale(Self.sale("E")), on: connection)
+                try Self.run(ProjectionSQL.revenueSales([Self.sale("E")]), on: connection)
                 var lines: [String] = []
                 for row in try connection.query("""
                     SELECT line_id, country, currency, gross_minor, coalesce(sale_gross_minor, 0), apple_price FROM projection_revenue_lines ORDER BY line_id
