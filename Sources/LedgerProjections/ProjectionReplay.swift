@@ -48,7 +48,20 @@ public final class ProjectionReplay: Sendable {
         let started = ContinuousClock.now
         let live: String = try await admin.withConnection { try $0.query("SELECT current_schema()::text")[0].decode(0) }
         let shadow = live + "_replay"
-        let setTables = try await createShadow(live: live, shadow: shadow, on: admin)
+        let mark = try await fingerprint(live: live, on: admin)
+        let left = try await leftRebuild(shadow: shadow, fingerprint: mark, on: admin)
+        let setTables: [SetTableKeys]
+        if let left {
+            // An earlier run of this code on these tables stopped (a crash, a kill, a lost
+            // connection): its pages are committed with their checkpoints, so it goes on from them.
+            let setTableNames = projections.flatMap(\.setTables)
+            setTables = try await admin.withConnection { connection in
+                try setTableNames.map { try SetTableKeys(of: $0, in: live, on: connection) }
+            }
+            logger.notice("resuming the rebuild an earlier run left", metadata: ["schema": "\(shadow)", "position": "\(left.position)"])
+        } else {
+            setTables = try await createShadow(live: live, shadow: shadow, fingerprint: mark, on: admin)
+        }
         let shadowConninfo = try Conninfo.addingOptions("-c search_path=\(shadow),\(live)", to: conninfo)
         let groups = Self.writerGroups(projections)
         // One connection per group writing, one reading the next page.
@@ -57,7 +70,7 @@ public final class ProjectionReplay: Sendable {
             let runner = ProjectionRunner(
                 store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, groups: groups, pageSize: pageSize, logger: logger)
             try await runner.catchUp(progress: progress, verifyingChain: false)
-            try await key(setTables, shadow: shadow, on: admin)
+            if left?.keyed != true { try await key(setTables, shadow: shadow, fingerprint: mark, on: admin) }
             let rebuilt = ContinuousClock.now - started
             let comparison = ReplayComparison(live: live, shadow: shadow, now: clock())
             let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
@@ -70,11 +83,59 @@ public final class ProjectionReplay: Sendable {
             await pool.close()
             try await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
             return ReplayReport(
-                events: events, rebuilt: rebuilt, elapsed: ContinuousClock.now - started, checksums: checksums, changes: changes, swapped: !dryRun)
+                events: events, rebuilt: rebuilt, elapsed: ContinuousClock.now - started, checksums: checksums, changes: changes, swapped: !dryRun,
+                resumedFrom: left?.position)
         } catch {
             await pool.close()
-            _ = try? await admin.withConnection { try $0.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE") }
+            // Kept, so that running the replay again goes on from its last committed pages
+            // instead of starting over; a run of other code or on other tables drops it.
+            logger.notice("the rebuild stopped; its tables are kept for the next replay to resume", metadata: [
+                "schema": "\(shadow)", "error": "\(LedgerServiceError.mapping(error))",
+            ])
             throw error
+        }
+    }
+
+    /// What a rebuild's schema is marked with (its comment), so that only a run of the same
+    /// projections (names and versions) on tables of the same columns resumes it.
+    private func fingerprint(live: String, on admin: ConnectionPool) async throws -> String {
+        let tables = PostgresArray(tables.map { Optional($0) })
+        let columns: String = try await admin.withConnection { connection in
+            try connection.query("""
+                SELECT coalesce(md5(string_agg(c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ','
+                                               ORDER BY c.relname, a.attnum)), '')
+                FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = \(live) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped
+                """)[0].decode(0)
+        }
+        let code = projections.map { "\($0.name):\($0.version)" }.joined(separator: ",")
+        return "purchase-ledger rebuild of \(code); columns \(columns)"
+    }
+
+    private static func literal(_ text: String) throws -> String {
+        guard let quoted = SQL.quoteLiteral(text) else {
+            throw LedgerServiceError(.invalidConfiguration, "a projection or table name holds a NUL byte")
+        }
+        return quoted
+    }
+
+    /// The rebuild an earlier run left in `shadow` with the same fingerprint: how far its
+    /// projections got, and whether its set tables were keyed. Nil when there is none.
+    private func leftRebuild(shadow: String, fingerprint: String, on admin: ConnectionPool) async throws -> (position: Int64, keyed: Bool)? {
+        let tables = tables
+        return try await admin.withConnection { connection -> (position: Int64, keyed: Bool)? in
+            guard let comment: String = try connection.query("""
+                SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = \(shadow)
+                """).first?.decode(0) else { return nil }
+            let keyed = comment == fingerprint + "; keyed"
+            guard keyed || comment == fingerprint + "; building" else { return nil }
+            let present: Int64 = try connection.query("""
+                SELECT count(*) FROM pg_tables WHERE schemaname = \(shadow) AND tablename = ANY(\(PostgresArray(tables.map { Optional($0) })))
+                """)[0].decode(0)
+            guard present == Int64(tables.count) else { return nil }
+            let position: Int64 = try connection.query(
+                "SELECT coalesce(min(position), 0) FROM \(identifier: shadow).projection_checkpoints")[0].decode(0)
+            return (position, keyed)
         }
     }
 
@@ -92,7 +153,7 @@ public final class ProjectionReplay: Sendable {
     /// Empty copies of the projection tables (columns, keys, indexes), with the live tables'
     /// grants; the projections' set tables without their indexes. Returns those tables' keys,
     /// for `key(_:shadow:on:)` to build at the end.
-    private func createShadow(live: String, shadow: String, on admin: ConnectionPool) async throws -> [SetTableKeys] {
+    private func createShadow(live: String, shadow: String, fingerprint: String, on admin: ConnectionPool) async throws -> [SetTableKeys] {
         let tables = tables
         let setTableNames = projections.flatMap(\.setTables)
         return try await admin.withTransaction { connection in
@@ -101,6 +162,7 @@ public final class ProjectionReplay: Sendable {
             // A replay that died earlier may have left its schema.
             try connection.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
             try connection.execute("CREATE SCHEMA \(identifier: shadow)")
+            try connection.execute("COMMENT ON SCHEMA \(identifier: shadow) IS \(unsafeRaw: try Self.literal(fingerprint + "; building"))")
             try connection.execute("GRANT USAGE ON SCHEMA \(identifier: shadow) TO ledger_app")
             for table in tables {
                 if setTableNames.contains(table) {
@@ -122,12 +184,13 @@ public final class ProjectionReplay: Sendable {
     /// The set tables, filled without indexes, get the live tables' keys: repeated rows (what
     /// `ON CONFLICT DO NOTHING` skipped in the live tables, as a row is its key) are dropped, then
     /// each key is built in one sorted pass instead of one index entry per insert.
-    private func key(_ setTables: [SetTableKeys], shadow: String, on admin: ConnectionPool) async throws {
-        guard !setTables.isEmpty else { return }
+    private func key(_ setTables: [SetTableKeys], shadow: String, fingerprint: String, on admin: ConnectionPool) async throws {
         // Keying a large log takes a while after the progress bar has reached the head, so say
         // what runs (BENCHMARKS.md, 'Why the code is shaped so').
         logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.map(\.table).joined(separator: ", "))"])
         try await admin.withTransaction { connection in
+            // With the keys, in one transaction: a resumed run keys only a rebuild not keyed yet.
+            try connection.execute("COMMENT ON SCHEMA \(identifier: shadow) IS \(unsafeRaw: try Self.literal(fingerprint + "; keyed"))")
             for set in setTables {
                 try connection.execute("""
                     DELETE FROM \(identifier: shadow).\(identifier: set.table) AS t USING (
@@ -182,6 +245,9 @@ public struct ReplayReport: Sendable {
     /// What differs between the live projections and the rebuilt ones, one line each.
     public var changes: [String]
     public var swapped: Bool
+    /// The position an earlier, interrupted run of the rebuild had reached, when this run went
+    /// on from it; nil when it started from the first event.
+    public var resumedFrom: Int64?
 }
 
 /// A set table's shape as the live schema defines it: its columns (quoted, in order) and its

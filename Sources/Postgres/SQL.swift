@@ -112,6 +112,17 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// `text` quoted as a PostgreSQL string literal, as `PQescapeLiteral` does, for the
+    /// statements that take no parameters (`COMMENT ON`): single quotes doubled, and, when it
+    /// holds a backslash, an `E''` literal with backslashes doubled, so the result reads the
+    /// same whatever `standard_conforming_strings` says. Returns nil when it holds a NUL.
+    public static func quoteLiteral(_ text: String) -> String? {
+        guard !text.holdsNUL else { return nil }
+        let quoted = text.replacingOccurrences(of: "'", with: "''")
+        guard text.contains("\\") else { return "'" + quoted + "'" }
+        return " E'" + quoted.replacingOccurrences(of: "\\", with: "\\\\") + "'"
+    }
+
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
         var sql: SQL
 

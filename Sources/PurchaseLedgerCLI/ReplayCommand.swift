@@ -13,8 +13,10 @@ struct ReplayCommand: AsyncParsableCommand {
         abstract: "Rebuild every projection from the first event and swap it in while the server keeps serving.",
         discussion: """
             With --dry-run, builds without swapping and prints what would change (balances, subscriptions, revenue totals: \
-            old → new). Prints a checksum per table: two rebuilds of the same events print the same. Runs as the database \
-            owner (DATABASE_URL's role), since it creates and moves tables; events are never touched.
+            old → new). Prints a checksum per table: two rebuilds of the same events print the same. Shows progress and the \
+            time left. A rebuild that was interrupted (a crash, a kill) is resumed by the next replay from its last \
+            committed page. Runs as the database owner (DATABASE_URL's role), since it creates and moves tables; events are \
+            never touched.
             """)
 
     @OptionGroup var database: DatabaseOptions
@@ -30,6 +32,9 @@ struct ReplayCommand: AsyncParsableCommand {
                 .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()
+        if let resumed = report.resumedFrom {
+            print("resumed the rebuild an interrupted run left at position \(resumed)")
+        }
         let rebuilt = report.rebuilt.seconds
         print("replay\(dryRun ? " (dry run)" : ""): rebuilt \(report.events) events in \(String(format: "%.1f", rebuilt)) s"
             + " (\(String(format: "%.0f", Double(report.events) / max(rebuilt, 0.001))) events/s), \(String(format: "%.1f", report.elapsed.seconds)) s in all")

@@ -17,10 +17,16 @@ enum TerminalProgress {
         let started = ContinuousClock.now
         let terminal = isTerminal
         let lastLine = Mutex(ContinuousClock.now)
+        // The rate counts from the first figure reported: a resumed rebuild starts far from zero.
+        let first = Mutex<Int64?>(nil)
         return { done, total in
             let elapsed = ContinuousClock.now - started
             let seconds = max(elapsed.seconds, 0.001)
-            let rate = Double(done) / seconds
+            let base = first.withLock { first in
+                if first == nil { first = done }
+                return first ?? 0
+            }
+            let rate = Double(done - base) / seconds
             let left = rate > 0 ? Double(max(total - done, 0)) / rate : 0
             let line = "\(label) \(done) / \(total) \(unit), \(Int(rate)) \(unit)/s, ETA \(Int(left.rounded(.up))) s"
             if terminal {
