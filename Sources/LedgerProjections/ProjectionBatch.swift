@@ -166,8 +166,22 @@ struct ProjectionBatch {
     private static func flags(_ values: [Bool?]) -> PostgresArray { PostgresArray(values.map { $0.map { $0 ? "t" : "f" } }) }
 
     /// The statements, combined ones first (members before their unions), then the ordered ones.
-    var statements: [SQL] {
+    var statements: [SQL] { writes(copying: false).statements }
+
+    /// Rows a rebuild sends by COPY instead of a statement: a table that only grows, one row
+    /// per event or link, and no earlier row to meet (each event is applied once, by its
+    /// checkpoint, and the set tables are keyed only after the rebuild).
+    struct CopyRows {
+        var table: String
+        var columns: [String]
+        var rows: [[String?]]
+    }
+
+    /// The statements, and with `copying` (a rebuild's tables, not keyed yet) the rows of the
+    /// tables that only grow as COPY rows instead of statements.
+    func writes(copying: Bool) -> (statements: [SQL], copies: [CopyRows]) {
         var sql: [SQL] = []
+        var copies: [CopyRows] = []
         if !balanceOrder.isEmpty {
             sql.append(.prepared("""
                 INSERT INTO projection_balances (user_id, unit, amount)
@@ -276,21 +290,37 @@ struct ProjectionBatch {
                     app_transaction_id = least(projection_apple_account_members.app_transaction_id, excluded.app_transaction_id)
                 """))
         }
-        if !timelineEvents.isEmpty {
+        if copying {
+            if !timelineEvents.isEmpty {
+                copies.append(CopyRows(
+                    table: "projection_timeline_events", columns: ["subject", "position"], rows: timelineEvents.map { [$0.0, String($0.1)] }))
+            }
+            if !timelineLinks.isEmpty {
+                copies.append(CopyRows(table: "projection_timeline_links", columns: ["subject", "includes"], rows: timelineLinks.map { [$0.0, $0.1] }))
+            }
+            if !webhookEvents.isEmpty {
+                copies.append(CopyRows(
+                    table: "projection_webhook_events", columns: ["position", "sequence", "user_id", "type", "body"],
+                    rows: webhookEvents.map {
+                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, String(decoding: $0.body, as: UTF8.self)]
+                    }))
+            }
+        }
+        if !copying, !timelineEvents.isEmpty {
             sql.append(.prepared("""
                 INSERT INTO projection_timeline_events (subject, position)
                 SELECT * FROM unnest(\(Self.texts(timelineEvents.map(\.0)))::text[], \(Self.integers(timelineEvents.map(\.1)))::bigint[])
                 ON CONFLICT DO NOTHING
                 """))
         }
-        if !timelineLinks.isEmpty {
+        if !copying, !timelineLinks.isEmpty {
             sql.append(.prepared("""
                 INSERT INTO projection_timeline_links (subject, includes)
                 SELECT * FROM unnest(\(Self.texts(timelineLinks.map(\.0)))::text[], \(Self.texts(timelineLinks.map(\.1)))::text[])
                 ON CONFLICT DO NOTHING
                 """))
         }
-        if !webhookEvents.isEmpty {
+        if !copying, !webhookEvents.isEmpty {
             // The body's bytes are stored as made, so every send and every page serves the same.
             let bodies = webhookEvents.map { Optional(String(decoding: $0.body, as: UTF8.self)) }
             sql.append(.prepared("""
@@ -305,6 +335,6 @@ struct ProjectionBatch {
         var batch = self
         batch.revenue([])
         // The next projection's statements and the checkpoints keep PostgreSQL's choice.
-        return sql + batch.ordered + (batch.genericPlans ? [Self.planCache("auto")] : [])
+        return (sql + batch.ordered + (batch.genericPlans ? [Self.planCache("auto")] : []), copies)
     }
 }

@@ -68,7 +68,8 @@ public final class ProjectionReplay: Sendable {
         let pool = ConnectionPool(conninfo: shadowConninfo, maxConnections: groups.count + 1, logger: logger)
         do {
             let runner = ProjectionRunner(
-                store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, groups: groups, pageSize: pageSize, logger: logger)
+                store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, groups: groups, pageSize: pageSize,
+                copyingRows: left?.keyed != true, logger: logger)
             try await runner.catchUp(progress: progress, verifyingChain: false)
             if left?.keyed != true { try await key(setTables, shadow: shadow, fingerprint: mark, on: admin) }
             let rebuilt = ContinuousClock.now - started

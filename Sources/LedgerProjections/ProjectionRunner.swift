@@ -23,6 +23,8 @@ public final class ProjectionRunner: Sendable {
     let groups: [[any Projection]]
     let pageSize: Int
     let logger: Logger
+    /// A rebuild's runner, on tables not keyed yet: rows of tables that only grow go by COPY.
+    let copyingRows: Bool
     private let state = Mutex<State>(State())
 
     struct State {
@@ -42,12 +44,13 @@ public final class ProjectionRunner: Sendable {
     /// Each group's transaction locks that group only: such a runner must be the only one on
     /// its schema (a rebuild's shadow schema), since a runner of all projections would not
     /// wait for it.
-    init(store: EventStore, conninfo: String, groups: [[any Projection]], pageSize: Int, logger: Logger) {
+    init(store: EventStore, conninfo: String, groups: [[any Projection]], pageSize: Int, copyingRows: Bool = false, logger: Logger) {
         self.store = store
         self.conninfo = conninfo
         self.projections = groups.flatMap { $0 }
         self.groups = groups.filter { !$0.isEmpty }
         self.pageSize = pageSize
+        self.copyingRows = copyingRows
         self.logger = logger
     }
 
@@ -317,13 +320,14 @@ public final class ProjectionRunner: Sendable {
     /// or nil when the group's checkpoints are behind `start`.
     private func applyGroup(_ index: Int, _ page: DecodedPage, readAfter start: Int64) async throws -> Int64? {
         let groups = groups
+        let copying = copyingRows
         return try await store.pool.withTransaction { connection -> Int64? in
             try Self.lock(connection, group: groups.count > 1 ? index : nil)
             // Read models are derived: a page lost in a crash goes with its checkpoint (same
             // transaction) and is applied again from the events. So the page commits without
             // waiting for its flush, and takes no fsync from the appends it follows.
             _ = try connection.query(.commitWithoutWaitingForFlush)
-            return try Self.apply(decoded: page, projections: groups[index], on: connection, readAfter: start)
+            return try Self.apply(decoded: page, projections: groups[index], on: connection, readAfter: start, copying: copying)
         }
     }
 
@@ -342,7 +346,9 @@ public final class ProjectionRunner: Sendable {
         try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
     }
 
-    static func apply(decoded: DecodedPage, projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0) throws -> Int64? {
+    static func apply(
+        decoded: DecodedPage, projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0, copying: Bool = false
+    ) throws -> Int64? {
         guard let last = decoded.last?.place else { return nil }
         var checkpoints: [String: Int64] = [:]
         for row in try connection.query(.prepared("SELECT name, position FROM projection_checkpoints")) {
@@ -353,6 +359,7 @@ public final class ProjectionRunner: Sendable {
         // checkpoints go to the server in one round trip (pipeline mode), inside the
         // transaction: a page costs two round trips, not one per change.
         var statements: [SQL] = []
+        var copies: [ProjectionBatch.CopyRows] = []
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
             var batch = ProjectionBatch()
@@ -363,7 +370,9 @@ public final class ProjectionRunner: Sendable {
                     for change in projection.changes(for: event, at: place) { batch.add(change) }
                 }
             }
-            statements += batch.statements
+            let writes = batch.writes(copying: copying)
+            statements += writes.statements
+            copies += writes.copies
         }
         let names = PostgresArray(projections.map { Optional($0.name) })
         statements.append(.prepared("""
@@ -371,6 +380,11 @@ public final class ProjectionRunner: Sendable {
             WHERE name = ANY(\(names))
             """))
         _ = try connection.pipeline(statements)
+        for copy in copies {
+            _ = try connection.copyIn("COPY \(identifier: copy.table) (\(unsafeRaw: copy.columns.joined(separator: ", "))) FROM STDIN") { writer in
+                for row in copy.rows { try writer.writeRow(row) }
+            }
+        }
         return last.position
     }
 

@@ -124,28 +124,42 @@ enum ReplayBench {
         return appends
     }
 
-    /// COPY TO of the whole log, the fold alone, then a rebuild of every projection (dry run),
-    /// in one process whose peak memory is the rebuild's. Prints "EVENTS DRY_RUN_RATE PEAK_MB
-    /// COPY_TO_RATE REBUILD_RATE FOLD_RATE": the dry run's whole rate (rebuild, comparison,
-    /// checksums), the rebuild's alone, and the fold's.
-    static func run(conninfo: String) async throws {
+    /// COPY TO of the whole log, then `rounds` rounds of a rebuild of every projection (dry run)
+    /// and the fold alone, alternating, in one process whose peak memory is read after the
+    /// first rebuild (the floor's folds keep every state in memory). This machine's speed moves
+    /// from minute to minute (the floor alone ran at 41,000 to 54,000 events/s in four runs
+    /// within half an hour), so each round's rebuild is divided by the floor measured next to
+    /// it and the median of those ratios is the figure. Prints "EVENTS DRY_RUN_RATE PEAK_MB
+    /// COPY_TO_RATE REBUILD_RATE FOLD_RATE RATIO", rates as medians over the rounds.
+    static func run(conninfo: String, rounds: Int = 3) async throws {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
         let (rows, copySeconds) = try await pool.withConnection { connection -> (Int, Double) in
             let started = ContinuousClock.now
             let rows = try connection.copyOut("COPY (SELECT * FROM events ORDER BY position) TO STDOUT") { _ in }
             return (rows, (ContinuousClock.now - started).seconds)
         }
-        let started = ContinuousClock.now
-        // The page size `purchase-ledger replay` uses (its default), so the figure is the command's.
-        let report = try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger).run(dryRun: true)
-        let elapsed = (ContinuousClock.now - started).seconds
-        // Before the floor, whose folds keep every state in memory.
-        let peak = peakMemoryMB()
-        let foldRate = try await foldRate(store: EventStore(pool: pool, logger: logger))
+        var events: Int64 = 0, peak = 0.0
+        var whole: [Double] = [], rebuilt: [Double] = [], folds: [Double] = [], ratios: [Double] = []
+        for round in 0..<max(rounds, 1) {
+            let started = ContinuousClock.now
+            // The page size `purchase-ledger replay` uses (its default), so the figure is the command's.
+            let report = try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger).run(dryRun: true)
+            let elapsed = (ContinuousClock.now - started).seconds
+            if round == 0 { peak = peakMemoryMB() }
+            let fold = try await foldRate(store: EventStore(pool: pool, logger: logger))
+            events = report.events
+            whole.append(Double(report.events) / elapsed)
+            rebuilt.append(Double(report.events) / report.rebuilt.seconds)
+            folds.append(fold)
+            ratios.append(rebuilt.last! / fold)
+            FileHandle.standardError.write(Data(String(
+                format: "round %d: rebuild %.0f events/s, fold only %.0f events/s, %.3f×\n", round + 1, rebuilt.last!, fold, ratios.last!).utf8))
+        }
         await pool.close()
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         print(String(
-            format: "%d %.0f %.0f %.0f %.0f %.0f", report.events, Double(report.events) / elapsed, peak, Double(rows) / copySeconds,
-            Double(report.events) / report.rebuilt.seconds, foldRate))
+            format: "%d %.0f %.0f %.0f %.0f %.0f %.3f", events, median(whole), peak, Double(rows) / copySeconds,
+            median(rebuilt), median(folds), median(ratios)))
     }
 
     /// Events per second through the part of a rebuild that writes nothing: every page read
