@@ -19,7 +19,10 @@ public final class ProjectionReplay: Sendable {
     let clock: WallClock
     let logger: Logger
 
-    public init(conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 1_000, clock: WallClock, logger: Logger) {
+    /// Events per page read from the log and applied per transaction.
+    public static let defaultPageSize = 1_000
+
+    public init(conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = defaultPageSize, clock: WallClock, logger: Logger) {
         self.conninfo = conninfo
         self.projections = projections
         self.pageSize = pageSize

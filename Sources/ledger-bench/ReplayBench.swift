@@ -131,7 +131,8 @@ enum ReplayBench {
     /// within half an hour), so each round's rebuild is divided by the floor measured next to
     /// it and the median of those ratios is the figure. Prints "EVENTS DRY_RUN_RATE PEAK_MB
     /// COPY_TO_RATE REBUILD_RATE FOLD_RATE RATIO", rates as medians over the rounds.
-    static func run(conninfo: String, rounds: Int = 3) async throws {
+    static func run(conninfo: String, rounds: Int = 3, pageSize: Int? = nil) async throws {
+        let pageSize = pageSize ?? ProjectionReplay.defaultPageSize
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
         let (rows, copySeconds) = try await pool.withConnection { connection -> (Int, Double) in
             let started = ContinuousClock.now
@@ -143,10 +144,10 @@ enum ReplayBench {
         for round in 0..<max(rounds, 1) {
             let started = ContinuousClock.now
             // The page size `purchase-ledger replay` uses (its default), so the figure is the command's.
-            let report = try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger).run(dryRun: true)
+            let report = try await ProjectionReplay(conninfo: conninfo, pageSize: pageSize, clock: .system, logger: logger).run(dryRun: true)
             let elapsed = (ContinuousClock.now - started).seconds
             if round == 0 { peak = peakMemoryMB() }
-            let fold = try await foldRate(store: EventStore(pool: pool, logger: logger))
+            let fold = try await foldRate(store: EventStore(pool: pool, logger: logger), pageSize: pageSize)
             events = report.events
             whole.append(Double(report.events) / elapsed)
             rebuilt.append(Double(report.events) / report.rebuilt.seconds)
@@ -165,14 +166,14 @@ enum ReplayBench {
     /// Events per second through the part of a rebuild that writes nothing: every page read
     /// (the rebuild's page size), each event decoded, and every projection's changes computed.
     /// No rebuild through these folds can go faster on this machine, whatever its writes cost.
-    static func foldRate(store: EventStore) async throws -> Double {
+    static func foldRate(store: EventStore, pageSize: Int = ProjectionReplay.defaultPageSize) async throws -> Double {
         let started = ContinuousClock.now
         var position: Int64 = 0, events = 0, changes = 0
         // The webhook messages' fold too, its states kept in memory: the rebuild folds it (and
         // writes its states), so a floor without it would not bound the rebuild's work.
         let folds = Projections.all.compactMap { $0 as? any FoldingProjection }.map { InMemoryFold($0) }
         while true {
-            let page = try await store.events(after: position, limit: 1_000)
+            let page = try await store.events(after: position, limit: pageSize)
             guard let last = page.last else { break }
             for recorded in page {
                 let place = EventPlace(position: recorded.position, recordedAtMs: recorded.recordedAt.microsecondsSince1970 / 1000)

@@ -92,7 +92,9 @@ case "webhooks":
     try await WebhookBench.run(conninfo: conninfo, spends: Int(arguments.dropFirst(2).first ?? "") ?? 2_000)
 case "replay":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
-    try await ReplayBench.run(conninfo: conninfo, rounds: Int(environment["BENCH_REPLAY_ROUNDS"] ?? "") ?? 3)
+    try await ReplayBench.run(
+        conninfo: conninfo, rounds: Int(environment["BENCH_REPLAY_ROUNDS"] ?? "") ?? 3,
+        pageSize: Int(environment["BENCH_REPLAY_PAGE"] ?? ""))
 case "dispute":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
