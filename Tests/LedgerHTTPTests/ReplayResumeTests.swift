@@ -9,11 +9,7 @@ import Testing
 /// next replay from its last committed pages, and ends exactly as a rebuild from the start.
 @Suite("Replay resumed after an interruption")
 struct ReplayResumeTests {
-    static var quiet: Logger {
-        var logger = Logger(label: "tests.replay-resume")
-        logger.logLevel = .critical
-        return logger
-    }
+    static var quiet: Logger { ReplayFlowTests.quiet }
 
     /// Runs a dry run of `replay` and cancels it once it has applied half the log; returns
     /// where it was stopped.
