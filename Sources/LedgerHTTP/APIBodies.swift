@@ -103,6 +103,21 @@ enum APIBodies {
     }
 }
 
+/// An optional field of an answer written as `null` when it has no value, where Swift's
+/// synthesized encoding would leave the key out: CONTRACT.md's answers list every field
+/// (`openapi.yaml` marks them required and nullable).
+@propertyWrapper
+struct WrittenNull<Value: Encodable>: Encodable {
+    var wrappedValue: Value?
+
+    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
 /// Answers of CONTRACT.md with every field present (null when unknown), as documented.
 enum APIAnswers {
     /// `POST /v1/offers/signatures` (201).
@@ -112,21 +127,8 @@ enum APIAnswers {
         var nonce: String
         /// Milliseconds since 1970, as StoreKit takes it.
         var timestamp: Int64
-        var appAccountToken: String?
-        var expiresAt: String?
-
-        // Null keys are written: the contract lists every field.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(signature, forKey: .signature)
-            try c.encode(keyId, forKey: .keyId)
-            try c.encode(nonce, forKey: .nonce)
-            try c.encode(timestamp, forKey: .timestamp)
-            try c.encode(appAccountToken, forKey: .appAccountToken)
-            try c.encode(expiresAt, forKey: .expiresAt)
-        }
-
-        enum CodingKeys: String, CodingKey { case signature, keyId, nonce, timestamp, appAccountToken, expiresAt }
+        @WrittenNull var appAccountToken: String?
+        @WrittenNull var expiresAt: String?
     }
 
     /// `PUT /v1/transactions/{id}/app-account-token`.
@@ -139,8 +141,8 @@ enum APIAnswers {
     /// `POST /v1/subscriptions/{id}/extend`.
     struct Extended: Encodable {
         var originalTransactionId: String
-        var effectiveDate: String?
-        var newExpiresAt: String?
+        @WrittenNull var effectiveDate: String?
+        @WrittenNull var newExpiresAt: String?
     }
 
     struct Order: Encodable {
