@@ -302,7 +302,7 @@ struct ProjectionBatch {
                 copies.append(CopyRows(
                     table: "projection_webhook_events", columns: ["position", "sequence", "user_id", "type", "body"],
                     rows: webhookEvents.map {
-                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, String(decoding: $0.body, as: UTF8.self)]
+                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, $0.bodyText]
                     }))
             }
         }
@@ -322,7 +322,7 @@ struct ProjectionBatch {
         }
         if !copying, !webhookEvents.isEmpty {
             // The body's bytes are stored as made, so every send and every page serves the same.
-            let bodies = webhookEvents.map { Optional(String(decoding: $0.body, as: UTF8.self)) }
+            let bodies = webhookEvents.map { Optional($0.bodyText) }
             sql.append(.prepared("""
                 INSERT INTO projection_webhook_events (position, sequence, user_id, type, body)
                 SELECT * FROM unnest(\(Self.integers(webhookEvents.map(\.position)))::bigint[],

@@ -151,26 +151,45 @@ public struct CopyInWriter {
     /// Writes one row in COPY's text format: tab-separated, `\N` for NULL, and backslash,
     /// tab, newline and carriage return escaped. Throws `.encoding` for a NUL character.
     public func writeRow(_ fields: [String?]) throws {
+        // The buffer is moved out of the sink for the row: appending through the class's
+        // property checked exclusive access on every byte (9% of a rebuild's CPU, perf).
+        var buffer: [UInt8] = []
+        swap(&buffer, &sink.buffer)
+        do {
+            try Self.append(fields, to: &buffer)
+        } catch {
+            swap(&buffer, &sink.buffer)
+            throw error
+        }
+        swap(&buffer, &sink.buffer)
+        try sink.flushIfFull()
+    }
+
+    private static func append(_ fields: [String?], to buffer: inout [UInt8]) throws {
         for (index, field) in fields.enumerated() {
-            if index > 0 { sink.buffer.append(UInt8(ascii: "\t")) }
+            if index > 0 { buffer.append(UInt8(ascii: "\t")) }
             guard let field else {
-                sink.buffer.append(UInt8(ascii: "\\"))
-                sink.buffer.append(UInt8(ascii: "N"))
+                buffer.append(UInt8(ascii: "\\"))
+                buffer.append(UInt8(ascii: "N"))
                 continue
             }
-            for byte in field.utf8 {
+            let utf8 = field.utf8
+            guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\\") }) else {
+                buffer.append(contentsOf: utf8)
+                continue
+            }
+            for byte in utf8 {
                 switch byte {
-                case UInt8(ascii: "\\"): sink.buffer.append(UInt8(ascii: "\\")); sink.buffer.append(UInt8(ascii: "\\"))
-                case UInt8(ascii: "\t"): sink.buffer.append(UInt8(ascii: "\\")); sink.buffer.append(UInt8(ascii: "t"))
-                case UInt8(ascii: "\n"): sink.buffer.append(UInt8(ascii: "\\")); sink.buffer.append(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): sink.buffer.append(UInt8(ascii: "\\")); sink.buffer.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "\t"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "t"))
+                case UInt8(ascii: "\n"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): buffer.append(UInt8(ascii: "\\")); buffer.append(UInt8(ascii: "r"))
                 case 0:
                     throw PostgresError(code: .encoding, message: "a COPY field holds a NUL character, which PostgreSQL text cannot hold")
-                default: sink.buffer.append(byte)
+                default: buffer.append(byte)
                 }
             }
         }
-        sink.buffer.append(UInt8(ascii: "\n"))
-        try sink.flushIfFull()
+        buffer.append(UInt8(ascii: "\n"))
     }
 }

@@ -34,7 +34,12 @@ public struct WebhookEvent: Sendable, Hashable {
 
     /// The body as sent and served: compact JSON, keys sorted, so the same message always has
     /// the same bytes (the signature covers them).
-    public var body: Data {
+    public var body: Data { Data(bodyBytes) }
+
+    /// The body as text, as the messages' table stores it.
+    public var bodyText: String { String(decoding: bodyBytes, as: UTF8.self) }
+
+    private var bodyBytes: [UInt8] {
         var data = fields
         data["position"] = .integer(position)
         if let userId { data["user_id"] = .string(userId) }
@@ -43,8 +48,10 @@ public struct WebhookEvent: Sendable, Hashable {
             "timestamp": .string(RevenueDay.iso8601(recordedAtMs)),
             "data": .object(data),
         ])
-        // Encoding a JSONValue of strings, integers and nulls cannot fail.
-        return (try? Self.encoder.encode(object)) ?? Data()
+        // The same bytes as the encoder's, written without it (JSONValue+SortedCompact); a
+        // fractional number, which no message holds today, goes through the encoder. Encoding a
+        // JSONValue of strings, numbers and nulls cannot fail.
+        return object.sortedCompactJSON() ?? ((try? Self.encoder.encode(object)).map { Array($0) } ?? [])
     }
 
     private static let encoder: JSONEncoder = {
