@@ -177,6 +177,9 @@ struct ProjectionBatch {
         var rows: [[String?]]
     }
 
+    /// The tables whose rows `writes(copying: true)` sends by COPY.
+    static let copiedTables: Set<String> = ["projection_timeline_events", "projection_timeline_links", "projection_webhook_events"]
+
     /// The statements, and with `copying` (a rebuild's tables, not keyed yet) the rows of the
     /// tables that only grow as COPY rows instead of statements.
     func writes(copying: Bool) -> (statements: [SQL], copies: [CopyRows]) {

@@ -74,7 +74,7 @@ public final class ProjectionReplay: Sendable {
                 store: EventStore(pool: pool, logger: logger), conninfo: shadowConninfo, groups: groups, pageSize: pageSize,
                 copyingRows: left?.keyed != true, logger: logger)
             try await runner.catchUp(progress: progress, verifyingChain: false)
-            if left?.keyed != true { try await key(setTables, shadow: shadow, fingerprint: mark, on: admin) }
+            if left?.keyed != true { try await key(setTables, shadow: shadow, fingerprint: mark, on: pool) }
             let rebuilt = ContinuousClock.now - started
             let comparison = ReplayComparison(live: live, shadow: shadow, now: clock())
             let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
@@ -185,31 +185,64 @@ public final class ProjectionReplay: Sendable {
         }
     }
 
-    /// The set tables, filled without indexes, get the live tables' keys: repeated rows (what
-    /// `ON CONFLICT DO NOTHING` skipped in the live tables, as a row is its key) are dropped, then
-    /// each key is built in one sorted pass instead of one index entry per insert.
-    private func key(_ setTables: [SetTableKeys], shadow: String, fingerprint: String, on admin: ConnectionPool) async throws {
+    /// The set tables, filled without indexes, get the live tables' keys, each built in one
+    /// sorted pass instead of one index entry per insert, after repeated rows (what `ON CONFLICT
+    /// DO NOTHING` skipped in the live tables, as a row is its key) are dropped. Tables are keyed concurrently, each on its own
+    /// connection, with room to sort in memory: keying runs after every group has reached the
+    /// head, and one connection left the other core idle for 5.8 s of a 41 s rebuild
+    /// (pg_stat_statements, BENCHMARKS.md 2026-11-26 night).
+    private func key(_ setTables: [SetTableKeys], shadow: String, fingerprint: String, on pool: ConnectionPool) async throws {
         // Keying a large log takes a while after the progress bar has reached the head, so say
         // what runs (BENCHMARKS.md, 'Why the code is shaped so').
         logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.map(\.table).joined(separator: ", "))"])
-        try await admin.withTransaction { connection in
-            // With the keys, in one transaction: a resumed run keys only a rebuild not keyed yet.
-            try connection.execute("COMMENT ON SCHEMA \(identifier: shadow) IS \(unsafeRaw: try Self.literal(fingerprint + "; keyed"))")
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
             for set in setTables {
-                try connection.execute("""
-                    DELETE FROM \(identifier: shadow).\(identifier: set.table) AS t USING (
-                        SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY \(unsafeRaw: set.columns)) AS n
-                                          FROM \(identifier: shadow).\(identifier: set.table)) AS numbered
-                        WHERE n > 1) AS repeated
-                    WHERE t.ctid = repeated.ctid
-                    """)
-                for key in set.keys {
-                    try connection.execute("""
-                        ALTER TABLE \(identifier: shadow).\(identifier: set.table) ADD CONSTRAINT \(identifier: key.name) \(unsafeRaw: key.definition)
-                        """)
-                }
+                tasks.addTask { try await pool.withTransaction { try Self.key(set, shadow: shadow, on: $0) } }
             }
+            try await tasks.waitForAll()
         }
+        // Marked once every table is keyed: a run that stops before goes on from the pages and
+        // keys what is not keyed yet.
+        try await pool.withConnection { connection in
+            try connection.execute("COMMENT ON SCHEMA \(identifier: shadow) IS \(unsafeRaw: try Self.literal(fingerprint + "; keyed"))")
+        }
+    }
+
+    /// Keys one set table inside the caller's transaction; a key an interrupted run already
+    /// added is left as it is.
+    private static func key(_ set: SetTableKeys, shadow: String, on connection: Connection) throws {
+        // For this transaction only: the sorts of the key and of the repeats stay in memory.
+        _ = try connection.query("SELECT set_config('maintenance_work_mem', '256MB', true), set_config('work_mem', '256MB', true)")
+        let existing = try Set(connection.query("""
+            SELECT conname::text FROM pg_constraint WHERE conrelid = \(try qualified(shadow, set.table))::regclass
+            """).map { try $0.decode(0) as String })
+        let keys = set.keys.filter { !existing.contains($0.name) }
+        guard !keys.isEmpty else { return }
+        // Repeats are found by hashing (the few repeated rows grouped, then joined back), not by
+        // sorting the table: a window sort under the database's collation took 2.2 s at
+        // 1,000,000 events for a table that had no repeats. A row holding a NULL is no repeat,
+        // as a unique key would not have refused it either.
+        let table = try qualified(shadow, set.table)
+        let same = set.columnNames.map { "t.\($0) = r.\($0)" }.joined(separator: " AND ")
+        try connection.execute("""
+            DELETE FROM \(unsafeRaw: table) AS t USING (
+                SELECT min(ctid) AS kept, \(unsafeRaw: set.columns) FROM \(unsafeRaw: table)
+                GROUP BY \(unsafeRaw: set.columns) HAVING count(*) > 1) AS r
+            WHERE \(unsafeRaw: same) AND t.ctid <> r.kept
+            """)
+        for key in keys {
+            try connection.execute("""
+                ALTER TABLE \(identifier: shadow).\(identifier: set.table) ADD CONSTRAINT \(identifier: key.name) \(unsafeRaw: key.definition)
+                """)
+        }
+    }
+
+    /// `schema.table` quoted for regclass's own parsing (a schema name may need quotes).
+    private static func qualified(_ schema: String, _ table: String) throws -> String {
+        guard let schema = SQL.quoteIdentifier(schema), let table = SQL.quoteIdentifier(table) else {
+            throw LedgerServiceError(.invalidConfiguration, "a schema or table name holds a NUL byte")
+        }
+        return schema + "." + table
     }
 
     /// Under the live schema's projection lock (so its runners wait): applies what was appended
@@ -258,6 +291,8 @@ public struct ReplayReport: Sendable {
 /// keys (name and definition, as `pg_get_constraintdef` gives them).
 struct SetTableKeys: Sendable {
     var table: String
+    /// Its columns, quoted, in order; and the same joined by commas.
+    var columnNames: [String]
     var columns: String
     var keys: [(name: String, definition: String)]
 
@@ -270,10 +305,11 @@ struct SetTableKeys: Sendable {
         }
         let qualified = quotedSchema + "." + quotedTable
         self.table = table
-        columns = try connection.query("""
-            SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-            WHERE attrelid = \(qualified)::regclass AND attnum > 0 AND NOT attisdropped
-            """)[0].decode(0)
+        columnNames = try connection.query("""
+            SELECT quote_ident(attname) FROM pg_attribute
+            WHERE attrelid = \(qualified)::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum
+            """).map { try $0.decode(0) as String }
+        columns = columnNames.joined(separator: ", ")
         keys = try connection.query("""
             SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
             WHERE conrelid = \(qualified)::regclass AND contype IN ('p', 'u') ORDER BY conname

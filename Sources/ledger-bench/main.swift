@@ -94,7 +94,8 @@ case "replay":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.run(
         conninfo: conninfo, rounds: Int(environment["BENCH_REPLAY_ROUNDS"] ?? "") ?? 3,
-        pageSize: Int(environment["BENCH_REPLAY_PAGE"] ?? ""))
+        pageSize: Int(environment["BENCH_REPLAY_PAGE"] ?? ""), swap: environment["BENCH_REPLAY_SWAP"] == "1",
+        floor: environment["BENCH_REPLAY_FLOOR"] != "0")
 case "dispute":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
