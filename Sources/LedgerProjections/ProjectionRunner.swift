@@ -119,6 +119,9 @@ public final class ProjectionRunner: Sendable {
                 page = try await decodedPage(after: start)
             }
         }
+        // Nothing after `start`: the projections hold the log up to it, even when this run
+        // applied no page (a read after it must not wait for one).
+        advance(to: start)
         if verifyingChain { while try await chain.advance() > 0 {} }
     }
 
@@ -171,6 +174,8 @@ public final class ProjectionRunner: Sendable {
                 throw error
             }
         }
+        // Where every group got to, also when there was no page to apply.
+        advance(to: reached.positions.withLock { $0.min() ?? start })
     }
 
     /// A rebuild's tables start empty and autovacuum looks at them once a minute at most, so
