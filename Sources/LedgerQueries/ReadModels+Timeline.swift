@@ -69,7 +69,9 @@ extension ReadModels {
                 entries.append(TimelineView.Entry(
                     position: try row.decode(0), recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
                     summary: TimelineSummary.line(for: event, actor: metadata?.actor),
-                    data: try LedgerJSON.decoder.decode(JSONValue.self, from: payload)))
+                    // Read without the decoder when it can be (JSONValue+Parsing): 43 µs a
+                    // payload through it, most of a long timeline's time.
+                    data: try JSONValue.parsedQuickly(Array(payload)) ?? LedgerJSON.decoder.decode(JSONValue.self, from: payload)))
             }
             entries = try await addingAppleEvidence(to: entries, events: events, subject: kind == .transaction ? id : nil)
             let positions = entries.map(\.position)

@@ -4,7 +4,7 @@ import Testing
 
 /// Webhook bodies already stored and signed were written by `JSONEncoder`; the writer that
 /// replaced it must give the same bytes, or a replay would change every body.
-@Suite("JSON written without JSONEncoder: the encoder's bytes exactly")
+@Suite("JSON written without JSONEncoder, compact and pretty: the encoder's bytes exactly")
 struct JSONValueSortedCompactTests {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -12,7 +12,14 @@ struct JSONValueSortedCompactTests {
         return encoder
     }()
 
+    static let prettyEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
     static func encoded(_ value: JSONValue) throws -> [UInt8] { Array(try encoder.encode(value)) }
+    static func pretty(_ value: JSONValue) throws -> [UInt8] { Array(try prettyEncoder.encode(value)) }
 
     @Test("every ASCII character, escapes and multi-byte text in keys and values")
     func characters() throws {
@@ -21,6 +28,7 @@ struct JSONValueSortedCompactTests {
         every += "é€😀\u{2028}\u{2029}\u{85}ß"
         let value: JSONValue = .object([every: .string(every), "nul": .string("a\u{0}b"), "slash": .string("a/b\\c")])
         #expect(value.sortedCompactJSON() == (try Self.encoded(value)))
+        #expect(value.sortedPrettyJSON() == (try Self.pretty(value)))
     }
 
     @Test("keys sorted as the encoder sorts them: case, digits, underscores, non-ASCII")
@@ -28,6 +36,7 @@ struct JSONValueSortedCompactTests {
         let keys = ["a_b", "aB", "ab", "a10", "a9", "A", "Z_", "é", "e", "f", "ß", "ss", "user_id", "username", "", "_", "0"]
         let value: JSONValue = .object(Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.string($0)) }))
         #expect(value.sortedCompactJSON() == (try Self.encoded(value)))
+        #expect(value.sortedPrettyJSON() == (try Self.pretty(value)))
     }
 
     @Test("random nested values of nulls, flags, integers, strings, arrays and objects")
@@ -51,6 +60,7 @@ struct JSONValueSortedCompactTests {
         for _ in 0..<2_000 {
             let sample = value(0)
             #expect(sample.sortedCompactJSON() == (try Self.encoded(sample)), "\(sample)")
+            #expect(sample.sortedPrettyJSON() == (try Self.pretty(sample)), "\(sample)")
         }
     }
 
@@ -58,5 +68,6 @@ struct JSONValueSortedCompactTests {
     func fractions() {
         #expect(JSONValue.object(["price": .number(0.99)]).sortedCompactJSON() == nil)
         #expect(JSONValue.array([.integer(1), .number(1.5)]).sortedCompactJSON() == nil)
+        #expect(JSONValue.object(["a": .array([.number(0.5)])]).sortedPrettyJSON() == nil)
     }
 }
