@@ -39,7 +39,7 @@ struct JSONValueSortedCompactTests {
         #expect(value.sortedPrettyJSON() == (try Self.pretty(value)))
     }
 
-    @Test("random nested values of nulls, flags, integers, strings, arrays and objects")
+    @Test("random nested values of nulls, flags, integers, strings, arrays and objects, written and read back")
     func random() throws {
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("aZ_09 \"\\/\t\n\u{1}é😀-.")
@@ -61,6 +61,11 @@ struct JSONValueSortedCompactTests {
             let sample = value(0)
             #expect(sample.sortedCompactJSON() == (try Self.encoded(sample)), "\(sample)")
             #expect(sample.sortedPrettyJSON() == (try Self.pretty(sample)), "\(sample)")
+            // And read back without the decoder (JSONValue+Parsing), as the decoder reads them.
+            for bytes in [sample.sortedCompactJSON(), sample.sortedPrettyJSON()].compactMap({ $0 }) {
+                #expect(JSONValue.parsedQuickly(bytes) == sample)
+                #expect(try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) == sample)
+            }
         }
     }
 

@@ -60,31 +60,4 @@ struct JSONValueQuickReadTests {
         #expect(JSONValue.parsedQuickly([0x22, 0xFF, 0x22]) == nil, "not UTF-8")
         #expect(JSONValue.parsedQuickly([0x22, 0xC3, 0x22]) == nil, "a cut UTF-8 sequence")
     }
-
-    @Test("random nested values, written compact and pretty, read back as the decoder reads them")
-    func random() throws {
-        var generator = SplitMix64(seed: 27)
-        let alphabet = Array("aZ_09 \"\\/\t\n\u{1}é😀-.")
-        func text() -> String { String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }) }
-        func value(_ depth: Int) -> JSONValue {
-            switch Int.random(in: 0..<(depth > 3 ? 4 : 6), using: &generator) {
-            case 0: return .null
-            case 1: return .bool(Bool.random(using: &generator))
-            case 2: return .integer([Int64.min, Int64.max, 0, -1, Int64.random(in: -1_000_000...1_000_000, using: &generator)].randomElement(using: &generator)!)
-            case 3: return .string(text())
-            case 4: return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in value(depth + 1) })
-            default:
-                var members: [String: JSONValue] = [:]
-                for _ in 0..<Int.random(in: 0...5, using: &generator) { members[text()] = value(depth + 1) }
-                return .object(members)
-            }
-        }
-        for _ in 0..<2_000 {
-            let sample = value(0)
-            for bytes in [sample.sortedCompactJSON(), sample.sortedPrettyJSON()].compactMap({ $0 }) {
-                #expect(JSONValue.parsedQuickly(bytes) == sample, "\(String(decoding: bytes, as: UTF8.self))")
-                #expect(Self.decoded(bytes) == sample)
-            }
-        }
-    }
 }
