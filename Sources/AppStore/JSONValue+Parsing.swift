@@ -122,7 +122,7 @@ private struct QuickReader {
                         return nil
                     }
                     guard let scalar = Unicode.Scalar(scalarValue) else { return nil }
-                    out.append(contentsOf: String(Character(scalar)).utf8)
+                    out += String(Character(scalar)).utf8
                 default: return nil
                 }
             default:

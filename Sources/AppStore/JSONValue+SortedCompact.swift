@@ -39,15 +39,15 @@ extension JSONValue {
                 // After the last member, or after `open`'s line break when there is none: the
                 // encoder leaves an empty line between an empty container's brackets.
                 out.append(UInt8(ascii: "\n"))
-                out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+                out += repeatElement(UInt8(ascii: " "), count: indent)
             }
             out.append(bracket)
         }
-        func pad() { if pretty { out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent + 2)) } }
+        func pad() { if pretty { out += repeatElement(UInt8(ascii: " "), count: indent + 2) } }
         switch value {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .integer(let number): out.append(contentsOf: String(number).utf8)
+        case .null: out += "null".utf8
+        case .bool(let flag): out += (flag ? "true" : "false").utf8
+        case .integer(let number): out += String(number).utf8
         case .number: return false
         case .string(let text): writeString(text, into: &out)
         case .array(let values):
@@ -66,7 +66,7 @@ extension JSONValue {
                 if index > 0 { separate() }
                 pad()
                 writeString(key, into: &out)
-                out.append(contentsOf: pretty ? " : ".utf8 : ":".utf8)
+                out += pretty ? " : ".utf8 : ":".utf8
                 guard let member = members[key], write(member, pretty: pretty, indent: indent + 2, into: &out) else { return false }
             }
             close(UInt8(ascii: "}"))
@@ -88,7 +88,7 @@ extension JSONValue {
             case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
             case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
             case 0..<0x20:
-                out.append(contentsOf: "\\u00".utf8)
+                out += "\\u00".utf8
                 out.append(hexDigits[Int(byte >> 4)])
                 out.append(hexDigits[Int(byte & 0x0F)])
             default: out.append(byte)

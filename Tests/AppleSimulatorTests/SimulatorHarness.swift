@@ -26,6 +26,9 @@ enum SimulatorHarness {
         configuration.sharedSecret = sharedSecret
         configuration.seed = seed
         configuration.notificationVersions = notificationVersions
+        // A post to the simulator's own sink must not time out under a full CI run's load: at
+        // Apple's 5 s one did (deadlineExceeded, 2026-11-27). A test of the time-out sets its own.
+        configuration.notificationTimeout = .seconds(30)
         return configuration
     }
 
