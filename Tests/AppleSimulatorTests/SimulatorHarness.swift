@@ -67,19 +67,23 @@ enum SimulatorHarness {
     }
 }
 
-/// Raw HTTP against the simulator, for what does not go through the AppStore client.
+/// Raw HTTP against the simulator, for what does not go through the AppStore client. Calls get
+/// 30 s: in a full CI run the simulator's suites start together on two cores, and a refreshed
+/// receipt's call passed 10 s (deadlineExceeded, 2026-11-27).
 enum RawHTTP {
+    static let timeout: TimeAmount = .seconds(30)
+
     struct Reply {
         var status: Int
         var body: Data
         var json: [String: Any]? { try? JSONSerialization.jsonObject(with: body) as? [String: Any] }
     }
 
-    static func post(_ url: String, json: Any, timeout: TimeAmount = .seconds(10)) async throws -> Reply {
+    static func post(_ url: String, json: Any, timeout: TimeAmount = RawHTTP.timeout) async throws -> Reply {
         try await post(url, body: JSONSerialization.data(withJSONObject: json), timeout: timeout)
     }
 
-    static func post(_ url: String, body: Data, timeout: TimeAmount = .seconds(10)) async throws -> Reply {
+    static func post(_ url: String, body: Data, timeout: TimeAmount = RawHTTP.timeout) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -88,7 +92,7 @@ enum RawHTTP {
     }
 
     static func get(_ url: String) async throws -> Reply {
-        try await execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+        try await execute(HTTPClientRequest(url: url), timeout: RawHTTP.timeout)
     }
 
     private static func execute(_ request: HTTPClientRequest, timeout: TimeAmount) async throws -> Reply {
