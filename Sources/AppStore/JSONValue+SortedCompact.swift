@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writing a JSON value as compact or pretty JSON with sorted keys, without `JSONEncoder`.
 ///
 /// Webhook bodies are written this way, one per message, and a rebuild writes every message of
@@ -7,22 +9,39 @@
 /// stored and signed were written so and a replay must make the same ones: the rules below are
 /// that encoder's, and a test holds the two equal over every character class and key order.
 extension JSONValue {
-    /// The value as `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` writes it; nil
-    /// when it holds a fractional number, whose text is that encoder's own business (the caller
-    /// then asks the encoder).
-    public func sortedCompactJSON() -> [UInt8]? {
+    /// The value as `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` writes it. A
+    /// fractional number's text is that encoder's own business, so a value holding one is
+    /// handed to the encoder (no message holds one today).
+    public func sortedCompactJSON() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
-        return Self.write(self, pretty: false, indent: 0, into: &out) ? out : nil
+        return Self.write(self, pretty: false, indent: 0, into: &out) ? out : Self.encoded(self, by: Self.compactEncoder)
     }
 
     /// The same with `.prettyPrinted` added: two spaces per level, `"key" : value`, and an empty
     /// container's brackets on lines of their own with an empty line between. The console prints
     /// each timeline entry's data so; a new encoder per entry was 47 ms of a 400-entry page.
-    public func sortedPrettyJSON() -> [UInt8]? {
+    public func sortedPrettyJSON() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(512)
-        return Self.write(self, pretty: true, indent: 0, into: &out) ? out : nil
+        return Self.write(self, pretty: true, indent: 0, into: &out) ? out : Self.encoded(self, by: Self.prettyEncoder)
+    }
+
+    private static let compactEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    private static let prettyEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Encoding a JSONValue cannot fail but for a non-finite number, which JSON cannot hold.
+    private static func encoded(_ value: JSONValue, by encoder: JSONEncoder) -> [UInt8] {
+        (try? encoder.encode(value)).map { Array($0) } ?? Array("null".utf8)
     }
 
     private static func write(_ value: JSONValue, pretty: Bool, indent: Int, into out: inout [UInt8]) -> Bool {

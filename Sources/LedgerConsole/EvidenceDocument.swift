@@ -59,14 +59,8 @@ struct EvidenceDocument {
 
     /// Pretty JSON, sorted keys, secrets masked, long strings shortened.
     static func pretty(_ value: JSONValue) -> String {
-        let shown = masked(value)
-        // The encoder's bytes without an encoder per entry (JSONValue+SortedCompact); a
-        // fractional number goes through the encoder.
-        if let bytes = shown.sortedPrettyJSON() { return String(decoding: bytes, as: UTF8.self) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(shown) else { return "" }
-        return String(decoding: data, as: UTF8.self)
+        // The encoder's bytes without an encoder per entry (JSONValue+SortedCompact).
+        String(decoding: masked(value).sortedPrettyJSON(), as: UTF8.self)
     }
 
     static func masked(_ value: JSONValue) -> JSONValue {

@@ -213,8 +213,9 @@ public final class ProjectionReplay: Sendable {
     private static func key(_ set: SetTableKeys, shadow: String, on connection: Connection) throws {
         // For this transaction only: the sorts of the key and of the repeats stay in memory.
         _ = try connection.query("SELECT set_config('maintenance_work_mem', '256MB', true), set_config('work_mem', '256MB', true)")
+        let table = try SetTableKeys.qualified(shadow, set.table)
         let existing = try Set(connection.query("""
-            SELECT conname::text FROM pg_constraint WHERE conrelid = \(try qualified(shadow, set.table))::regclass
+            SELECT conname::text FROM pg_constraint WHERE conrelid = \(table)::regclass
             """).map { try $0.decode(0) as String })
         let keys = set.keys.filter { !existing.contains($0.name) }
         guard !keys.isEmpty else { return }
@@ -222,7 +223,6 @@ public final class ProjectionReplay: Sendable {
         // sorting the table: a window sort under the database's collation took 2.2 s at
         // 1,000,000 events for a table that had no repeats. A row holding a NULL is no repeat,
         // as a unique key would not have refused it either.
-        let table = try qualified(shadow, set.table)
         let same = set.columnNames.map { "t.\($0) = r.\($0)" }.joined(separator: " AND ")
         try connection.execute("""
             DELETE FROM \(unsafeRaw: table) AS t USING (
@@ -235,14 +235,6 @@ public final class ProjectionReplay: Sendable {
                 ALTER TABLE \(identifier: shadow).\(identifier: set.table) ADD CONSTRAINT \(identifier: key.name) \(unsafeRaw: key.definition)
                 """)
         }
-    }
-
-    /// `schema.table` quoted for regclass's own parsing (a schema name may need quotes).
-    private static func qualified(_ schema: String, _ table: String) throws -> String {
-        guard let schema = SQL.quoteIdentifier(schema), let table = SQL.quoteIdentifier(table) else {
-            throw LedgerServiceError(.invalidConfiguration, "a schema or table name holds a NUL byte")
-        }
-        return schema + "." + table
     }
 
     /// Under the live schema's projection lock (so its runners wait): applies what was appended
@@ -290,6 +282,14 @@ public struct ReplayReport: Sendable {
 /// A set table's shape as the live schema defines it: its columns (quoted, in order) and its
 /// keys (name and definition, as `pg_get_constraintdef` gives them).
 struct SetTableKeys: Sendable {
+    /// `schema.table` quoted for regclass's own parsing (a schema name may need quotes).
+    static func qualified(_ schema: String, _ table: String) throws -> String {
+        guard let schema = SQL.quoteIdentifier(schema), let table = SQL.quoteIdentifier(table) else {
+            throw LedgerServiceError(.invalidConfiguration, "a schema or table name holds a NUL byte")
+        }
+        return schema + "." + table
+    }
+
     var table: String
     /// Its columns, quoted, in order; and the same joined by commas.
     var columnNames: [String]
@@ -299,11 +299,7 @@ struct SetTableKeys: Sendable {
     /// Reads `table` of `schema`; throws when it has an index that is not a key (it would be
     /// lost) or no key at all (nothing would drop repeats after the swap).
     init(of table: String, in schema: String, on connection: Connection) throws {
-        // Quoted for regclass's own parsing (a schema name may need quotes).
-        guard let quotedSchema = SQL.quoteIdentifier(schema), let quotedTable = SQL.quoteIdentifier(table) else {
-            throw LedgerServiceError(.invalidConfiguration, "a schema or table name holds a NUL byte")
-        }
-        let qualified = quotedSchema + "." + quotedTable
+        let qualified = try Self.qualified(schema, table)
         self.table = table
         columnNames = try connection.query("""
             SELECT quote_ident(attname) FROM pg_attribute

@@ -62,17 +62,18 @@ struct JSONValueSortedCompactTests {
             #expect(sample.sortedCompactJSON() == (try Self.encoded(sample)), "\(sample)")
             #expect(sample.sortedPrettyJSON() == (try Self.pretty(sample)), "\(sample)")
             // And read back without the decoder (JSONValue+Parsing), as the decoder reads them.
-            for bytes in [sample.sortedCompactJSON(), sample.sortedPrettyJSON()].compactMap({ $0 }) {
+            for bytes in [sample.sortedCompactJSON(), sample.sortedPrettyJSON()] {
                 #expect(JSONValue.parsedQuickly(bytes) == sample)
                 #expect(try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) == sample)
             }
         }
     }
 
-    @Test("a fractional number is left to the encoder")
-    func fractions() {
-        #expect(JSONValue.object(["price": .number(0.99)]).sortedCompactJSON() == nil)
-        #expect(JSONValue.array([.integer(1), .number(1.5)]).sortedCompactJSON() == nil)
-        #expect(JSONValue.object(["a": .array([.number(0.5)])]).sortedPrettyJSON() == nil)
+    @Test("a fractional number is written by the encoder itself")
+    func fractions() throws {
+        for value: JSONValue in [.object(["price": .number(0.99)]), .array([.integer(1), .number(1.5)]), .object(["a": .array([.number(1e20)])])] {
+            #expect(value.sortedCompactJSON() == (try Self.encoded(value)))
+            #expect(value.sortedPrettyJSON() == (try Self.pretty(value)))
+        }
     }
 }

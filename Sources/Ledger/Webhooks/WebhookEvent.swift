@@ -48,17 +48,10 @@ public struct WebhookEvent: Sendable, Hashable {
             "timestamp": .string(RevenueDay.iso8601(recordedAtMs)),
             "data": .object(data),
         ])
-        // The same bytes as the encoder's, written without it (JSONValue+SortedCompact); a
-        // fractional number, which no message holds today, goes through the encoder. Encoding a
-        // JSONValue of strings, numbers and nulls cannot fail.
-        return object.sortedCompactJSON() ?? ((try? Self.encoder.encode(object)).map { Array($0) } ?? [])
+        // JSONEncoder's bytes, written without it (JSONValue+SortedCompact).
+        return object.sortedCompactJSON()
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 }
 
 /// CONTRACT's webhook types, in the order the messages of one ledger event come.
