@@ -54,7 +54,7 @@ enum ConsoleBench {
             let report = try await importReport(client, base: server.baseURL, cookie: cookie)
             let n = purchases / 2
             let transaction = String(2_000_000_000_000 + n * 4)
-            let user = "user-\(n % 50_000)"
+            let user = "user-\(n % ReplayBench.users)"
             let last = RevenueDay.of(now)
             let probes = [
                 Probe(name: "revenue by day, 90 days", page: "/console/revenue?from=2026-01-01&to=\(last)&group_by=day&environment=Production",

@@ -22,6 +22,11 @@ enum ReplayBench {
         return logger
     }
 
+    /// How many users the grown log's purchases go to, in turn: 50,000, or `BENCH_USERS`. A log
+    /// grown to 1,000,000 events for 2,500 users gives each user the history a 20,000,000-event
+    /// log gives each of 50,000 (about 400 timeline entries), in minutes rather than half an hour.
+    static let users: Int64 = ProcessInfo.processInfo.environment["BENCH_USERS"].flatMap { Int64($0) }.map { max(1, $0) } ?? 50_000
+
     /// Grows the log of schema `bench_replay` (created on first use) to at least `events`;
     /// with `countries`, each sale is signed in one of six storefronts at its tier's price.
     static func grow(conninfo: String, to events: Int64, countries: Bool = false) async throws {
@@ -73,7 +78,7 @@ enum ReplayBench {
     /// One purchase's events as the live flow records them; every sixth is a monthly plan with
     /// two renewals, every 25th removes ads, every 40th is refunded.
     static func appends(for n: Int64, countries: Bool = false) -> [LedgerAppend] {
-        let user = "user-\(n % 50_000)", tx = String(2_000_000_000_000 + n * 4), order = "order-\(n)", submission = "sub-\(n)"
+        let user = "user-\(n % ReplayBench.users)", tx = String(2_000_000_000_000 + n * 4), order = "order-\(n)", submission = "sub-\(n)"
         let product = n % 6 == 0 ? "com.example.pro.monthly" : (n % 25 == 0 ? "com.example.removeads" : "com.example.coins100")
         let kind: ProductKind = n % 6 == 0 ? .autoRenewable : (n % 25 == 0 ? .nonConsumable : .consumable)
         let at: Int64 = 1_767_225_600_000 + n * 60_000
@@ -209,7 +214,7 @@ enum ReplayBench {
             let n = Int64.random(in: 0..<purchases, using: &generator)
             let started = ContinuousClock.now
             let view = index % 4 == 3
-                ? try await reads.timeline(.user, "user-\(n % 50_000)")
+                ? try await reads.timeline(.user, "user-\(n % ReplayBench.users)")
                 : try await reads.timeline(.transaction, String(2_000_000_000_000 + n * 4))
             let elapsed = (ContinuousClock.now - started).seconds * 1_000
             latencies.append(elapsed)

@@ -244,7 +244,12 @@ struct LedgerHarness: Sendable {
         var deliveries: [[String: any Sendable]] { (json["deliveries"] as? [[String: any Sendable]]) ?? [] }
     }
 
-    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = LedgerHarness.appToken, headers: [(String, String)] = []) async throws -> Answer {
+    /// `timeout` counts from the call, so a request queued behind others (64 racing spends of one
+    /// wallet take turns) spends its wait inside it.
+    func request(
+        _ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = LedgerHarness.appToken, headers: [(String, String)] = [],
+        timeout: Duration = .seconds(60)
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -253,7 +258,7 @@ struct LedgerHarness: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
         let bytes = try await response.body.collect(upTo: 8 << 20)
         let data = Data(buffer: bytes)
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: any Sendable] ?? [:]
