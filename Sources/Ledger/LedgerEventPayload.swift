@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 
 /// The payload of one kind of ledger event: a fact in the past tense, with the schema version of
@@ -56,7 +57,33 @@ public enum LedgerEvent: Sendable, Hashable {
 
     /// Decodes a stored payload by its event type.
     public init(type: String, payload: Data) throws {
-        func decode<P: LedgerEventPayload>(_: P.Type) throws -> P { try LedgerJSON.decoder.decode(P.self, from: payload) }
+        try self.init(type: type, bytes: Array(payload))
+    }
+
+    /// Decodes a stored payload by its event type: read by `JSONValue.parsedQuickly` and
+    /// `PayloadValueDecoding` where they can, else by `LedgerJSON.decoder`, whose value and
+    /// errors are the answer either way.
+    public init(type: String, bytes: [UInt8]) throws {
+        if let value = JSONValue.parsedQuickly(bytes), let event = Self.decodedQuickly(type: type, value: value) {
+            self = event
+        } else {
+            try self.init(type: type, from: DecoderSource(payload: Data(bytes)))
+        }
+    }
+
+    /// The event whose payload `parsedQuickly` read as `value`, or nil where only
+    /// `LedgerJSON.decoder` may say (then ask `init(type:payload:)`).
+    public static func decodedQuickly(type: String, value: JSONValue) -> LedgerEvent? {
+        try? LedgerEvent(type: type, from: ValueSource(value: value))
+    }
+
+    /// The event as `LedgerJSON.decoder` alone reads it: what the quick path is held to.
+    public static func decodedByDecoder(type: String, payload: Data) throws -> LedgerEvent {
+        try LedgerEvent(type: type, from: DecoderSource(payload: payload))
+    }
+
+    private init<Source: PayloadSource>(type: String, from source: Source) throws {
+        func decode<P: LedgerEventPayload>(_: P.Type) throws -> P { try source.decode(P.self) }
         switch type {
         case CatalogLoaded.eventType: self = .catalogLoaded(try decode(CatalogLoaded.self))
         case OrderCreated.eventType: self = .orderCreated(try decode(OrderCreated.self))
@@ -140,4 +167,19 @@ public enum LedgerEvent: Sendable, Hashable {
         if case .unknown(let type) = self { return type }
         return Swift.type(of: payload!).eventType
     }
+}
+
+/// Where `LedgerEvent`'s decoding by type takes a payload from.
+private protocol PayloadSource {
+    func decode<P: LedgerEventPayload>(_ type: P.Type) throws -> P
+}
+
+private struct DecoderSource: PayloadSource {
+    let payload: Data
+    func decode<P: LedgerEventPayload>(_ type: P.Type) throws -> P { try LedgerJSON.decoder.decode(P.self, from: payload) }
+}
+
+private struct ValueSource: PayloadSource {
+    let value: JSONValue
+    func decode<P: LedgerEventPayload>(_ type: P.Type) throws -> P { try PayloadValueDecoding.decode(P.self, from: value) }
 }

@@ -22,6 +22,9 @@ enum SnakeCaseKeys {
         AnyKey(fromSnakeCase.converted(path.last?.stringValue ?? ""))
     }
 
+    /// What `convertFromSnakeCase` makes of `key` (PayloadValueDecoding's keys).
+    static func camelCased(_ key: String) -> String { fromSnakeCase.converted(key) }
+
     /// The encoding strategy's function: the key Foundation's `convertToSnakeCase` gives for
     /// the last key of `path`.
     static func convertToSnakeCase(_ path: [any CodingKey]) -> any CodingKey {

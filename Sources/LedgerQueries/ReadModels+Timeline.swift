@@ -41,37 +41,27 @@ extension ReadModels {
         try await mappingDatabaseErrors {
             let subject = kind.rawValue + ":" + id
             let (rows, matching, checkpoint) = try await withConsistentConnection { connection in
-                // Subject by subject through the links, then the events: each step an index
-                // look-up with = ANY, which the planner cannot turn into a scan the way it may
-                // for a recursive query it cannot estimate.
-                var subjects: Set<String> = [subject]
-                var frontier = [subject]
-                while !frontier.isEmpty {
-                    let next: [String] = try connection.query("""
-                        SELECT DISTINCT includes FROM projection_timeline_links WHERE subject = ANY(\(PostgresArray(frontier.map(Optional.some))))
-                        """).map { try $0.decode(0) }
-                    frontier = next.filter { subjects.insert($0).inserted }
-                }
-                // Each row also brings what the chain check needs, so one query serves both.
-                let rows = try LedgerReads.timelineEvents(subjects: subjects.sorted(), on: connection)
-                let matching = try rows.allSatisfy { try ChainVerifier.rowMatches($0, position: 0, first: 6) }
+                let rows = try LedgerReads.timelineEvents(of: subject, on: connection)
+                let matching = try rows.allSatisfy { try ChainVerifier.rowMatches($0, position: 0, first: LedgerReads.timelineCanonicalColumn) }
                 return (rows, matching, try ChainWatch.state(on: connection))
             }
             guard !rows.isEmpty else { return nil }
             var entries: [TimelineView.Entry] = []
             var events: [(Int64, LedgerEvent)] = []
             for row in rows {
-                let payload = Data(try row.decode(4, as: JSONB.self).bytes)
-                let metadata = try? LedgerJSON.decoder.decode(RequestMetadata.self, from: Data(try row.decode(5, as: JSONB.self).bytes))
+                let payload = try row.decode(LedgerReads.timelinePayloadColumn, as: JSONB.self).bytes
+                let metadata = try? LedgerJSON.decode(RequestMetadata.self, from: row.decode(LedgerReads.timelineMetadataColumn, as: JSONB.self).bytes)
                 let type: String = try row.decode(2)
-                let event = try LedgerEvent(type: type, payload: payload)
+                // Read once without the decoder when it can be (JSONValue+Parsing,
+                // PayloadValueDecoder): through JSONDecoder, twice, the payload was most of a
+                // long timeline's time.
+                let value = JSONValue.parsedQuickly(payload)
+                let event = try value.flatMap { LedgerEvent.decodedQuickly(type: type, value: $0) } ?? LedgerEvent(type: type, bytes: payload)
                 events.append((try row.decode(0), event))
                 entries.append(TimelineView.Entry(
                     position: try row.decode(0), recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
                     summary: TimelineSummary.line(for: event, actor: metadata?.actor),
-                    // Read without the decoder when it can be (JSONValue+Parsing): 43 µs a
-                    // payload through it, most of a long timeline's time.
-                    data: try JSONValue.parsedQuickly(Array(payload)) ?? LedgerJSON.decoder.decode(JSONValue.self, from: payload)))
+                    data: try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))))
             }
             entries = try await addingAppleEvidence(to: entries, events: events, subject: kind == .transaction ? id : nil)
             let positions = entries.map(\.position)

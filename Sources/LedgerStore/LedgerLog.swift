@@ -81,6 +81,6 @@ extension LedgerAppend.Expectation {
 extension RecordedEvent {
     /// The ledger event this record holds.
     public var ledgerEvent: LedgerEvent {
-        get throws { try LedgerEvent(type: type, payload: Data(payload.bytes)) }
+        get throws { try LedgerEvent(type: type, bytes: payload.bytes) }
     }
 }

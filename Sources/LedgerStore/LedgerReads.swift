@@ -346,12 +346,32 @@ public struct LedgerReads: Sendable {
 
     // MARK: - Timelines
 
+    /// The events of `subject` ("kind:id") and of every subject linked from it, found subject by
+    /// subject through the links, then the events: each step an index look-up with = ANY, which
+    /// the planner cannot turn into a scan the way it may for a recursive query it cannot
+    /// estimate. Each row also brings what the chain check needs, so one query serves both.
+    public static func timelineEvents(of subject: String, on connection: Connection) throws -> [PostgresRow] {
+        var subjects: Set<String> = [subject]
+        var frontier = [subject]
+        while !frontier.isEmpty {
+            let next: [String] = try connection.query("""
+                SELECT DISTINCT includes FROM projection_timeline_links WHERE subject = ANY(\(PostgresArray(frontier.map(Optional.some))))
+                """).map { try $0.decode(0) }
+            frontier = next.filter { subjects.insert($0).inserted }
+        }
+        return try timelineEvents(subjects: subjects.sorted(), on: connection)
+    }
+
     /// The events the timeline index lists for `subjects`, in log order: position, recorded
-    /// time (ms), type, stream, payload, metadata, then `ChainVerifier.canonicalColumns` from
-    /// column 6, so one query serves the timeline and its chain check.
+    /// time (ms), type, stream, then `ChainVerifier.canonicalColumns` from column 4, so one query
+    /// serves the timeline and its chain check. The payload and metadata are read from those,
+    /// as text (columns 10 and 11): a jsonb column is sent as the same text, so asking for it
+    /// as well made the server write each payload twice.
+    public static let timelinePayloadColumn = 10, timelineMetadataColumn = 11, timelineCanonicalColumn = 4
+
     public static func timelineEvents(subjects: [String], on connection: Connection) throws -> [PostgresRow] {
         Array(try connection.query("""
-            SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id, e.payload, e.metadata,
+            SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id,
                    \(fragment: ChainVerifier.canonicalColumns)
             FROM events e
             WHERE e.position IN (

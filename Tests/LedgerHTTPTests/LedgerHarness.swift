@@ -15,6 +15,7 @@ import NIOCore
 import NIOHTTP1
 import Postgres
 import TestSupport
+import Testing
 import X509
 
 /// A ledger server on a free loopback port, on a fresh schema of the test PostgreSQL, with the
@@ -223,6 +224,7 @@ struct LedgerHarness: Sendable {
             let result = try await body(harness)
             try await server.stop()
             try await apple.stop()
+            try await harness.expectPayloadsReadQuickly()
             return result
         } catch {
             try? await server.stop()
@@ -300,6 +302,22 @@ struct LedgerHarness: Sendable {
             try connection.query("SELECT event_type, payload FROM events WHERE event_type = \(type) ORDER BY position").map {
                 try LedgerEvent(type: $0.decode(0), payload: Data($0.decode(1, as: JSONB.self).bytes))
             }
+        }
+    }
+
+    /// Every event this test recorded, read as rebuilds and timelines read it (the quick reader
+    /// and PayloadValueDecoding), is the event JSONDecoder reads: payloads from every flow the
+    /// suites drive, not only the examples.
+    func expectPayloadsReadQuickly() async throws {
+        let rows = try await pool.withConnection { connection in
+            try connection.query("SELECT event_type, payload FROM events ORDER BY position").map {
+                (try $0.decode(0, as: String.self), try $0.decode(1, as: JSONB.self).bytes)
+            }
+        }
+        for (type, bytes) in rows {
+            let decoderSays = try LedgerEvent.decodedByDecoder(type: type, payload: Data(bytes))
+            let quick = JSONValue.parsedQuickly(bytes).flatMap { LedgerEvent.decodedQuickly(type: type, value: $0) }
+            #expect(quick == decoderSays, "\(type) read quickly: \(String(decoding: bytes, as: UTF8.self))")
         }
     }
 
