@@ -5,9 +5,10 @@ import Mustache
 import NIOCore
 
 /// Renders the console's pages: Mustache templates shipped as a resource, each page inside the
-/// layout (navigation, who is signed in, sign-out form). `{{x}}` escapes HTML, so everything the
-/// ledger stores (ids, Apple's bodies) is shown as text, never as markup; only the charts the
-/// console draws itself go in unescaped.
+/// layout (navigation, who is signed in, sign-out form). `{{x}}` escapes HTML (ConsoleHTML, the
+/// content type each template names first), so everything the ledger stores (ids, Apple's
+/// bodies) is shown as text, never as markup; only the charts the console draws itself go in
+/// unescaped.
 struct ConsoleRenderer: Sendable {
     let library: MustacheLibrary
     let stylesheet: ByteBuffer
@@ -16,6 +17,7 @@ struct ConsoleRenderer: Sendable {
         guard let root = Bundle.module.resourceURL else {
             throw ConsoleError.internal("the console's templates are missing from the build")
         }
+        ConsoleHTML.registerContentType()
         library = try await MustacheLibrary(directory: root.appendingPathComponent("Templates").path)
         stylesheet = ByteBuffer(bytes: try Data(contentsOf: root.appendingPathComponent("Static/console.css")))
     }

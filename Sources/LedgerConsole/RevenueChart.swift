@@ -47,22 +47,3 @@ struct RevenueChart: Sendable {
 
     private func escape(_ text: String) -> String { ConsoleHTML.escape(text) }
 }
-
-/// Escaping for the little HTML and SVG the console writes itself (templates escape the rest).
-enum ConsoleHTML {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-}

@@ -157,6 +157,12 @@ enum ReplayBench {
             let elapsed = (ContinuousClock.now - started).seconds
             if round == 0 { peak = peakMemoryMB() }
             let fold = floor ? try await foldRate(store: EventStore(pool: pool, logger: logger), pageSize: pageSize) : 0
+            if floor, ProcessInfo.processInfo.environment["BENCH_FOLD_DECODER"] == "1" {
+                let before = try await foldRate(store: EventStore(pool: pool, logger: logger), pageSize: pageSize, decoder: true)
+                FileHandle.standardError.write(Data(String(
+                    format: "round %d: fold only with JSONDecoder alone %.0f events/s; with PayloadValueDecoder %.0f (%.2f×)\n",
+                    round + 1, before, fold, fold / before).utf8))
+            }
             events = report.events
             whole.append(Double(report.events) / elapsed)
             rebuilt.append(Double(report.events) / report.rebuilt.seconds)
@@ -175,7 +181,10 @@ enum ReplayBench {
     /// Events per second through the part of a rebuild that writes nothing: every page read
     /// (the rebuild's page size), each event decoded, and every projection's changes computed.
     /// No rebuild through these folds can go faster on this machine, whatever its writes cost.
-    static func foldRate(store: EventStore, pageSize: Int = ProjectionReplay.defaultPageSize) async throws -> Double {
+    ///
+    /// `decoder` decodes each payload with `JSONDecoder` alone, as every fold did before
+    /// PayloadValueDecoder: the figure to set beside this one, in the same run.
+    static func foldRate(store: EventStore, pageSize: Int = ProjectionReplay.defaultPageSize, decoder: Bool = false) async throws -> Double {
         let started = ContinuousClock.now
         var position: Int64 = 0, events = 0, changes = 0
         // The webhook messages' fold too, its states kept in memory: the rebuild folds it (and
@@ -186,7 +195,8 @@ enum ReplayBench {
             guard let last = page.last else { break }
             for recorded in page {
                 let place = EventPlace(position: recorded.position, recordedAtMs: recorded.recordedAt.microsecondsSince1970 / 1000)
-                let event = try recorded.ledgerEvent
+                let event = decoder
+                    ? try LedgerEvent.decodedByDecoder(type: recorded.type, payload: Data(recorded.payload.bytes)) : try recorded.ledgerEvent
                 for projection in Projections.all { changes += projection.changes(for: event, at: place).count }
                 for fold in folds { changes += fold.fold(event, at: place) }
             }

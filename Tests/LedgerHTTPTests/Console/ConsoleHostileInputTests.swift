@@ -10,7 +10,13 @@ import Testing
 @Suite struct ConsoleHostileInputTests {
     static let hostile = [
         "<", "\"", "&", "#", "%", "=HYPERLINK(\"x\")", "+1", "-1", "@SUM(1)", "a/b", "?x=y", "<script>alert(1)</script>",
+        // A quote and a combining mark are one Swift Character: an escaper that compares
+        // characters writes the quote raw, and the rest lands in the tag as an attribute.
+        "\"\u{301} onmouseover=alert(1) x=",
     ]
+
+    /// The hostile values the API takes as user ids (printable ASCII).
+    static let hostileUsers = hostile.filter { $0.unicodeScalars.allSatisfy(\.isASCII) }
 
     /// As Mustache writes text into HTML.
     static func html(_ text: String) -> String { ConsoleHTML.escape(text) }
@@ -25,6 +31,7 @@ import Testing
     static func expectNoMarkup(_ body: String, _ page: String) {
         #expect(!body.contains("<script"), "raw <script on \(page)")
         #expect(!body.contains("=HYPERLINK(\"x\")"), "raw quote on \(page)")
+        #expect(!Array(body.utf8).containsQuoteBeforeCombiningMark, "a raw quote before a combining mark on \(page)")
         #expect(!body.contains("href=\"/console/lookup?q=<"), "raw id in a link on \(page)")
         #expect(!body.contains("q=?x=y"), "an unencoded query in a link on \(page)")
     }
@@ -32,7 +39,7 @@ import Testing
     @Test("hostile user ids, a hostile report and hostile query values come out escaped on every page and download")
     func hostileValuesThroughEveryPage() async throws {
         try await LedgerHarness.with { ledger in
-            for (index, user) in Self.hostile.enumerated() {
+            for (index, user) in Self.hostileUsers.enumerated() {
                 let (_, purchase) = try await ledger.orderAndBuy(user: user, product: "com.example.pro.monthly", appleId: "apple-hostile-\(index)")
                 #expect(try await ledger.submit(user: user, purchase: purchase).outcome == "delivered", "\(user)")
             }
@@ -46,17 +53,25 @@ import Testing
             let list = try await browser.get("/console/subscriptions?environment=Production&list=active")
             #expect(list.status == 200)
             Self.expectNoMarkup(list.body, "subscriptions")
-            for user in Self.hostile {
+            for user in Self.hostileUsers {
                 #expect(list.body.contains("<a href=\"/console/lookup?q=\(Self.encoded(user))\">\(Self.html(user))</a>"), "\(user) on subscriptions")
             }
 
             // Look-up: each link above finds its user, shown as text.
-            for user in Self.hostile {
+            for user in Self.hostileUsers {
                 let page = try await browser.get("/console/lookup?q=\(Self.encoded(user))")
                 #expect(page.status == 200, "\(user)")
                 #expect(page.body.contains("<h2>user \(Self.html(user))</h2>"), "\(user) on look-up")
                 #expect(page.body.contains("value=\"\(Self.html(user))\""))
                 Self.expectNoMarkup(page.body, "look-up \(user)")
+            }
+
+            // Searched text that finds nothing goes back into the search box's value attribute.
+            for text in Self.hostile where !Self.hostileUsers.contains(text) {
+                let page = try await browser.get("/console/lookup?q=\(Self.encoded(text))")
+                #expect(page.status == 200, "\(text)")
+                #expect(page.body.contains("value=\"\(Self.html(text))\""), "\(text) in the search box")
+                Self.expectNoMarkup(page.body, "look-up of \(text)")
             }
 
             // Revenue and its downloads; hostile query values are refused as text.
@@ -160,6 +175,7 @@ import Testing
                     #expect(ready, "\(name): \(attribute)\(value)\" builds a link in the template")
                 }
             }
+            #expect(text.hasPrefix("{{% CONTENT_TYPE: CONSOLE_HTML}}"), "\(name) escapes with Mustache's own escaper, not the console's")
             let unescaped = text.components(separatedBy: "{{{").count - 1
             #expect(unescaped == (name == "revenue.mustache" ? 1 : 0), "\(name) writes \(unescaped) values unescaped")
         }
@@ -182,5 +198,13 @@ import Testing
         for key in Self.hostile {
             #expect(html.contains("<td>\(Self.html(key))</td>"), "\(key)")
         }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// `"` followed by U+0301's UTF-8 (CC 81): what a per-character escaper leaves raw.
+    var containsQuoteBeforeCombiningMark: Bool {
+        guard count >= 3 else { return false }
+        return (0..<count - 2).contains { self[$0] == UInt8(ascii: "\"") && self[$0 + 1] == 0xCC && self[$0 + 2] == 0x81 }
     }
 }
