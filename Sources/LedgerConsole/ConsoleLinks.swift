@@ -4,8 +4,8 @@
 /// Templates take links as ready values named `href` or `…Href`, never build them.
 enum ConsoleLinks {
     /// The look-up of `id`, shown as `kind` (`user`, `order`, `transaction`) when given.
-    static func lookup(_ id: String, as kind: String? = nil) -> String {
-        "/console/lookup" + query([("q", id)] + (kind.map { [("as", $0)] } ?? []))
+    static func lookup(_ id: String, as kind: String? = nil, before position: Int64? = nil) -> String {
+        "/console/lookup" + query([("q", id)] + (kind.map { [("as", $0)] } ?? []) + (position.map { [("before", String($0))] } ?? []))
     }
 
     /// A stored document's page (its sha256 name).

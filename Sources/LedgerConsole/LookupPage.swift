@@ -54,11 +54,16 @@ struct LookupPage: Sendable {
         guard !query.isEmpty else {
             return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
         }
-        // Every kind of subject the id names, so a user id that is also a transaction id shows both.
-        var found: [TimelineView] = []
-        for kind in [TimelineView.Kind.user, .order, .transaction] {
-            if let timeline = try await console.reads.timeline(kind, query) { found.append(timeline) }
+        let before = try request.uri.queryParameters.get("before").map { text -> Int64 in
+            guard let position = Int64(text), position > 0 else { throw ConsoleError.badRequest("before is a position in the log: a positive integer.") }
+            return position
         }
+        // Every kind of subject the id names, so a user id that is also a transaction id shows
+        // both: asked at once, each on its own connection.
+        async let asUser = console.reads.timeline(.user, query)
+        async let asOrder = console.reads.timeline(.order, query)
+        async let asTransaction = console.reads.timeline(.transaction, query)
+        let found = try await [asUser, asOrder, asTransaction].compactMap { $0 }
         let wanted = request.uri.queryParameters.get("as").flatMap(TimelineView.Kind.init(rawValue:))
         guard let timeline = found.first(where: { $0.kind == wanted }) ?? found.first else {
             values["nothing"] = true
@@ -70,7 +75,7 @@ struct LookupPage: Sendable {
         values["alternatives"] = found.filter { $0.kind != timeline.kind }.map {
             ["kind": $0.kind.rawValue, "href": ConsoleLinks.lookup(query, as: $0.kind.rawValue)]
         }
-        try await show(timeline, in: &values)
+        try await show(timeline, before: before, in: &values)
         // Support's acts on the original transaction a transaction's page shows (ActForms).
         if let acts = try await ActForms(console: console).offer(for: timeline, session: session) { values["acts"] = acts }
         return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
@@ -101,13 +106,30 @@ struct LookupPage: Sendable {
 
     /// The timeline's subject, chain verdict, entries, the user's balances and the ownership of
     /// every purchase it speaks of.
-    private func show(_ timeline: TimelineView, in values: inout [String: Any]) async throws {
+    /// The timeline's table shows this many entries at a time, the newest first chosen (in log
+    /// order on the page), with links to the earlier and later ones: a user of years has
+    /// hundreds, and writing every one into the page made it the console's slowest
+    /// (BENCHMARKS.md). The chain's verdict and the sections above still cover them all.
+    static let entriesPerPage = 100
+
+    private func show(_ timeline: TimelineView, before: Int64?, in values: inout [String: Any]) async throws {
         values["subject"] = ["kind": timeline.kind.rawValue, "id": timeline.subject]
         values["chain"] = [
             "verified": timeline.verified, "headHash": timeline.headHash ?? "none yet", "position": timeline.verifiedPosition,
             "count": timeline.entries.count,
         ] as [String: Any]
-        values["entries"] = timeline.entries.map(entry)
+        let shown = Self.page(of: timeline.entries, before: before)
+        values["entries"] = timeline.entries[shown].map(entry)
+        if shown.count < timeline.entries.count {
+            func link(_ position: Int64?) -> String { ConsoleLinks.lookup(timeline.subject, as: timeline.kind.rawValue, before: position) }
+            let later = shown.upperBound + Self.entriesPerPage
+            values["paging"] = [
+                "first": shown.lowerBound + 1, "last": shown.upperBound, "count": timeline.entries.count,
+                "earlier": shown.lowerBound > 0 ? ["href": link(timeline.entries[shown.lowerBound].position)] as [String: Any] : false,
+                "later": shown.upperBound < timeline.entries.count
+                    ? ["href": link(later < timeline.entries.count ? timeline.entries[later].position : nil)] as [String: Any] : false,
+            ] as [String: Any]
+        }
         values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(entry)
         if timeline.kind == .user {
             let user = try await console.reads.user(timeline.subject)
@@ -138,6 +160,13 @@ struct LookupPage: Sendable {
             ])
         }
         values["ownerships"] = ownerships
+    }
+
+    /// The indices of the entries one page shows: the last `entriesPerPage` before position
+    /// `before` (all of them when nil).
+    static func page(of entries: [TimelineView.Entry], before: Int64?) -> Range<Int> {
+        let end = before.map { position in entries.firstIndex { $0.position >= position } ?? entries.count } ?? entries.count
+        return max(0, end - entriesPerPage)..<end
     }
 
     /// One timeline row; `country` is the storefront the event recorded (a delivery, a renewal,
