@@ -35,34 +35,43 @@ extension ReadModels {
     }
 
     /// The ownership of each of `originalTransactionIds` the ledger holds, in their order, read
-    /// once the projections hold the log as it stood at the call (one wait, one connection).
+    /// once the projections hold the log as it stood at the call (one wait, one connection, and
+    /// three queries however many: a user's look-up asks for twenty).
     public func ownerships(_ originalTransactionIds: [String]) async throws -> [OwnershipView] {
         try await mappingDatabaseErrors {
-            return try await withConsistentConnection { connection in
-                try originalTransactionIds.compactMap { try Self.ownership($0, on: connection) }
-            }
+            return try await withConsistentConnection { connection in try Self.ownerships(originalTransactionIds, on: connection) }
         }
     }
 
-    static func ownership(_ originalTransactionId: String, on connection: Connection) throws -> OwnershipView? {
-        guard let row = try connection.query("""
-            SELECT product_id, owner_user_id FROM projection_ownership WHERE original_transaction_id = \(originalTransactionId)
-            """).first
-        else { return nil }
-        let history = try connection.query("""
-            SELECT position, recorded_at_ms, user_id, reason FROM projection_ownership_history
-            WHERE original_transaction_id = \(originalTransactionId) ORDER BY position
-            """).map { change in
-            OwnershipView.Change(
-                position: try change.decode(0), recordedAt: RevenueDay.iso8601(try change.decode(1)),
-                userId: try change.decode(2), reason: try change.decode(3))
+    static func ownerships(_ originalTransactionIds: [String], on connection: Connection) throws -> [OwnershipView] {
+        guard !originalTransactionIds.isEmpty else { return [] }
+        let ids = PostgresArray(originalTransactionIds.map(Optional.some))
+        var owned: [String: (productId: String, owner: String?)] = [:]
+        for row in try connection.query("""
+            SELECT original_transaction_id, product_id, owner_user_id FROM projection_ownership WHERE original_transaction_id = ANY(\(ids))
+            """) {
+            owned[try row.decode(0)] = (try row.decode(1), try row.decode(2))
         }
-        let account = try connection.query("""
-            SELECT \(fragment: Self.accountName) FROM projection_apple_account_members g WHERE original_transaction_id = \(originalTransactionId)
-            """).first
-        return OwnershipView(
-            originalTransactionId: originalTransactionId, productId: try row.decode(0), ownerUserId: try row.decode(1),
-            appleAccount: try account?.decode(0), history: history)
+        var histories: [String: [OwnershipView.Change]] = [:]
+        for change in try connection.query("""
+            SELECT original_transaction_id, position, recorded_at_ms, user_id, reason FROM projection_ownership_history
+            WHERE original_transaction_id = ANY(\(ids)) ORDER BY original_transaction_id, position
+            """) {
+            histories[try change.decode(0), default: []].append(OwnershipView.Change(
+                position: try change.decode(1), recordedAt: RevenueDay.iso8601(try change.decode(2)),
+                userId: try change.decode(3), reason: try change.decode(4)))
+        }
+        var accounts: [String: String] = [:]
+        for row in try connection.query("""
+            SELECT g.original_transaction_id, \(fragment: Self.accountName) FROM projection_apple_account_members g
+            WHERE g.original_transaction_id = ANY(\(ids))
+            """) {
+            accounts[try row.decode(0)] = try row.decode(1)
+        }
+        return originalTransactionIds.compactMap { id in
+            owned[id].map { OwnershipView(
+                originalTransactionId: id, productId: $0.productId, ownerUserId: $0.owner, appleAccount: accounts[id], history: histories[id] ?? []) }
+        }
     }
 
     /// The Apple account named `name`: its `appTransactionId`, or `otx:` and any of its
