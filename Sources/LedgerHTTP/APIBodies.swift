@@ -345,9 +345,13 @@ enum APIAnswers {
 /// JSON responses in the ledger's conventions (snake_case, sorted keys).
 enum JSONResponse {
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try LedgerJSON.encoder.encode(value)
-        return Response(
+        bytes(try LedgerJSON.encoder.encode(value), status: status)
+    }
+
+    /// A body already written as JSON.
+    static func bytes(_ json: some Sequence<UInt8>, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }

@@ -254,7 +254,7 @@ struct LedgerRoutes: Sendable {
         guard let view = try await reads.timeline(kind, id) else {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
         }
-        return try JSONResponse.make(view)
+        return JSONResponse.bytes(view.jsonBytes)
     }
 
     private func appleOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -135,6 +135,22 @@ extension ReadModels {
     }
 }
 
+extension TimelineView {
+    /// CONTRACT.md's body as JSON, the bytes `LedgerJSON.encoder` writes for `encode(to:)`
+    /// (a test holds them equal), written by `JSONValue.sortedCompactJSON`: through the
+    /// encoder's generic containers a user's 400 entries took 20 ms, half of the answer.
+    public var jsonBytes: [UInt8] {
+        let entries: [JSONValue] = entries.map { entry in
+            .object([
+                "position": .integer(entry.position), "recorded_at": .string(entry.recordedAt), "type": .string(entry.type),
+                "stream": .string(entry.stream), "summary": .string(entry.summary), "data": entry.data,
+            ])
+        }
+        let chain: JSONValue = .object(["verified": .bool(verified), "head_hash": headHash.map(JSONValue.string) ?? .null])
+        return JSONValue.object(["subject": .string(subject), "entries": .array(entries), "chain": chain]).sortedCompactJSON()
+    }
+}
+
 extension TimelineView: Encodable {
     enum Keys: String, CodingKey { case subject, entries, chain }
     enum ChainKeys: String, CodingKey { case verified, headHash = "head_hash" }

@@ -1,5 +1,7 @@
 import AppleSimulator
 import Foundation
+import Ledger
+import LedgerQueries
 import Postgres
 import Testing
 
@@ -24,6 +26,12 @@ struct TimelineFlowTests {
 
             let timeline = try await ledger.get("/v1/timelines/transactions/\(coins.transactionId)", token: LedgerHarness.financeToken)
             #expect(timeline.status == 200, "\(timeline.json)")
+            // The route writes its body without JSONEncoder: the encoder's bytes all the same,
+            // for each kind of timeline (Apple's evidence, a refund, unicode summaries).
+            for (kind, id) in [(TimelineView.Kind.transaction, coins.transactionId), (.user, "alice"), (.order, order["order_id"] as? String ?? "")] {
+                let view = try #require(try await ledger.server.reads.timeline(kind, id))
+                #expect(view.jsonBytes == Array(try LedgerJSON.encoder.encode(view)), "\(kind)")
+            }
             #expect(timeline.json["subject"] as? String == coins.transactionId)
             let seen = types(timeline)
             for expected in ["OrderCreated", "ReceiptSubmitted", "AppleResponded", "PurchaseDelivered", "OrderFulfilled", "SubmissionResolved", "PurchaseRefunded"] {
