@@ -74,20 +74,8 @@ public struct ChainVerifier: Sendable {
     /// evidence for a few rows; the chain from the first event is what `verify()` and an
     /// incremental checkpoint vouch for.
     public static func rowMatches(_ row: PostgresRow, position: Int, first: Int) throws -> Bool {
-        // Straight from the cells' text: a long timeline checks hundreds of rows, and making each
-        // field a String first (payloads included) was most of the check's time.
-        var canonical: [UInt8] = []
-        for column in first..<first + 10 {
-            guard let bytes = row[column].bytes else {
-                canonical.append(UInt8(ascii: "~"))
-                continue
-            }
-            canonical.append(contentsOf: String(bytes.count).utf8)
-            canonical.append(UInt8(ascii: ":"))
-            canonical.append(contentsOf: bytes)
-        }
         let chained = ChainRow(
-            position: try row.decode(position), canonicalBytes: canonical,
+            position: try row.decode(position), canonicalBytes: ChainRow.canonicalBytes(of: row, from: first),
             previousHash: try row.decode(first + 10), hash: try row.decode(first + 11))
         let predecessor = try row.decode(first + 12, as: [UInt8]?.self) ?? (chained.position == 1 ? genesisHash : [])
         return check(chained, expectedPosition: chained.position, previous: predecessor) == nil
@@ -120,9 +108,8 @@ public struct ChainVerifier: Sendable {
                        ((extract(epoch FROM recorded_at) * 1000000)::bigint)::text, previous_hash, hash
                 FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
                 """)).map { row in
-                let fields: [String?] = try (1...10).map { try row.decode($0, as: String?.self) }
-                return ChainRow(
-                    position: try row.decode(0), canonicalBytes: ChainRow.canonicalBytes(fields),
+                ChainRow(
+                    position: try row.decode(0), canonicalBytes: ChainRow.canonicalBytes(of: row, from: 1),
                     previousHash: try row.decode(11), hash: try row.decode(12))
             }
         }
@@ -136,19 +123,21 @@ struct ChainRow: Sendable {
     var previousHash: [UInt8]
     var hash: [UInt8]
 
-    /// Each field as "<UTF-8 length>:<text>", or "~" for NULL, concatenated: the encoding of
-    /// the insert trigger, events_before_insert() in Schema/migrations/0001_events.sql.
-    static func canonicalBytes(_ fields: [String?]) -> [UInt8] {
+    /// The ten fields from column `first` of `row`, each as "<UTF-8 length>:<text>", or "~" for
+    /// NULL, concatenated: the encoding of the insert trigger, events_before_insert() in
+    /// Schema/migrations/0001_events.sql. Straight from the cells' bytes (PostgreSQL's text), not
+    /// through a `String` per field: a long timeline checks hundreds of rows, and that was most
+    /// of the check's time.
+    static func canonicalBytes(of row: PostgresRow, from first: Int) -> [UInt8] {
         var bytes: [UInt8] = []
-        for field in fields {
-            guard let field else {
+        for column in first..<first + 10 {
+            guard let field = row[column].bytes else {
                 bytes.append(UInt8(ascii: "~"))
                 continue
             }
-            let utf8 = Array(field.utf8)
-            bytes.append(contentsOf: String(utf8.count).utf8)
+            bytes.append(contentsOf: String(field.count).utf8)
             bytes.append(UInt8(ascii: ":"))
-            bytes.append(contentsOf: utf8)
+            bytes.append(contentsOf: field)
         }
         return bytes
     }

@@ -17,7 +17,7 @@ enum PayloadValueDecoding {
     struct Declined: Error {}
 
     static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try ValueDecoder(value, path: nil).decodeValue(T.self)
+        try ValueDecoder.decode(T.self, from: value, at: nil)
     }
 }
 
@@ -37,7 +37,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
         var result: [String: Value] = [:]
         result.reserveCapacity(fields.count)
         for (key, value) in fields {
-            result[key] = try ValueDecoder(value, path: CodingPathNode(parent: path, key: AnyKey(key))).decodeValue(Value.self)
+            result[key] = try ValueDecoder.decode(Value.self, from: value, at: CodingPathNode(parent: path, key: AnyKey(key)))
         }
         return result
     }
@@ -84,14 +84,16 @@ private final class ValueDecoder: Decoder {
     var codingPath: [any CodingKey] { CodingPathNode.path(path) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+    /// Every container decodes its values through here. The path is made only for what is not
+    /// a scalar, since most values are.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, at path: @autoclosure () -> CodingPathNode?) throws -> T {
         if isFoundationSpecial(T.self) { throw PayloadValueDecoding.Declined() }
         if let scalar = try Scalars.decode(T.self, from: value) { return scalar }
         if let dictionary = T.self as? any StringKeyedDictionary.Type {
             guard case .object(let fields) = value else { throw PayloadValueDecoding.Declined() }
-            return try dictionary.decodeRaw(fields, path: path) as! T
+            return try dictionary.decodeRaw(fields, path: path()) as! T
         }
-        return try T(from: self)
+        return try T(from: ValueDecoder(value, path: path()))
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -177,15 +179,12 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeNil(forKey key: Key) throws -> Bool { try value(key) == .null }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let value = try value(key)
-        if let scalar = try Scalars.decode(T.self, from: value) { return scalar }
-        return try ValueDecoder(value, path: CodingPathNode(parent: path, key: key)).decodeValue(T.self)
+        try ValueDecoder.decode(T.self, from: value(key), at: CodingPathNode(parent: path, key: key))
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = fields[key.stringValue], value != .null else { return nil }
-        if let scalar = try Scalars.decode(T.self, from: value) { return scalar }
-        return try ValueDecoder(value, path: CodingPathNode(parent: path, key: key)).decodeValue(T.self)
+        return try ValueDecoder.decode(T.self, from: value, at: CodingPathNode(parent: path, key: key))
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -229,12 +228,10 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         guard currentIndex < values.count else { throw PayloadValueDecoding.Declined() }
-        if let scalar = try Scalars.decode(T.self, from: values[currentIndex]) {
-            currentIndex += 1
-            return scalar
-        }
-        let (value, node) = try next()
-        return try ValueDecoder(value, path: node).decodeValue(T.self)
+        let index = currentIndex
+        let decoded = try ValueDecoder.decode(T.self, from: values[index], at: CodingPathNode(parent: path, key: IndexKey(index)))
+        currentIndex += 1
+        return decoded
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
@@ -258,8 +255,7 @@ private struct SingleValue: SingleValueDecodingContainer {
     func decodeNil() -> Bool { decoder.value == .null }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if let scalar = try Scalars.decode(T.self, from: decoder.value) { return scalar }
-        return try decoder.decodeValue(T.self)
+        try ValueDecoder.decode(T.self, from: decoder.value, at: decoder.path)
     }
 }
 

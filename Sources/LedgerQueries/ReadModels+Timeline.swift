@@ -135,11 +135,10 @@ extension ReadModels {
     }
 }
 
-extension TimelineView {
-    /// CONTRACT.md's body as JSON, the bytes `LedgerJSON.encoder` writes for `encode(to:)`
-    /// (a test holds them equal), written by `JSONValue.sortedCompactJSON`: through the
-    /// encoder's generic containers a user's 400 entries took 20 ms, half of the answer.
-    public var jsonBytes: [UInt8] {
+extension TimelineView: Encodable {
+    /// CONTRACT.md's `{"subject", "entries": [{"position", "recorded_at", "type", "stream",
+    /// "summary", "data"}], "chain": {"verified", "head_hash"}}`, the one definition of the body.
+    public var jsonValue: JSONValue {
         let entries: [JSONValue] = entries.map { entry in
             .object([
                 "position": .integer(entry.position), "recorded_at": .string(entry.recordedAt), "type": .string(entry.type),
@@ -147,35 +146,13 @@ extension TimelineView {
             ])
         }
         let chain: JSONValue = .object(["verified": .bool(verified), "head_hash": headHash.map(JSONValue.string) ?? .null])
-        return JSONValue.object(["subject": .string(subject), "entries": .array(entries), "chain": chain]).sortedCompactJSON()
+        return .object(["subject": .string(subject), "entries": .array(entries), "chain": chain])
     }
-}
 
-extension TimelineView: Encodable {
-    enum Keys: String, CodingKey { case subject, entries, chain }
-    enum ChainKeys: String, CodingKey { case verified, headHash = "head_hash" }
+    /// The body as `LedgerJSON.encoder` writes it (a test holds them equal), written by
+    /// `JSONValue.sortedCompactJSON`: through the encoder's generic containers a user's 400
+    /// entries took 20 ms, half of the answer.
+    public var jsonBytes: [UInt8] { jsonValue.sortedCompactJSON() }
 
-    /// CONTRACT.md's `{"subject", "entries", "chain": {"verified", "head_hash"}}`.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode(subject, forKey: .subject)
-        try c.encode(entries, forKey: .entries)
-        var chain = c.nestedContainer(keyedBy: ChainKeys.self, forKey: .chain)
-        try chain.encode(verified, forKey: .verified)
-        try chain.encode(headHash, forKey: .headHash)
-    }
-}
-
-extension TimelineView.Entry: Encodable {
-    enum Keys: String, CodingKey { case position, recordedAt = "recorded_at", type, stream, summary, data }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode(position, forKey: .position)
-        try c.encode(recordedAt, forKey: .recordedAt)
-        try c.encode(type, forKey: .type)
-        try c.encode(stream, forKey: .stream)
-        try c.encode(summary, forKey: .summary)
-        try c.encode(data, forKey: .data)
-    }
+    public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
 }

@@ -39,6 +39,14 @@ struct ProjectionGroupsTests {
         }
     }
 
+    /// The store with `events()` appended one by one, and its head.
+    static func logged(on pool: ConnectionPool) async throws -> (EventStore, Int64) {
+        let store = EventStore(pool: pool, logger: TestDatabase.logger)
+        let log = LedgerLog(store: store)
+        for append in events() { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
+        return (store, try await store.headPosition())
+    }
+
     static func checkpoints(on pool: ConnectionPool) async throws -> [String: Int64] {
         try await pool.withConnection { connection in
             var found: [String: Int64] = [:]
@@ -50,10 +58,7 @@ struct ProjectionGroupsTests {
     @Test("the groups apply every event once: a group whose checkpoint is ahead skips what it applied, the others catch up")
     func groupAheadSkips() async throws {
         try await LedgerHarness.withMigratedSchema { pool in
-            let store = EventStore(pool: pool, logger: TestDatabase.logger)
-            let log = LedgerLog(store: store)
-            for append in Self.events() { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
-            let head = try await store.headPosition()
+            let (store, head) = try await Self.logged(on: pool)
 
             // As if a page's balances group committed and the revenue group failed: balances
             // alone are at the head.
@@ -80,10 +85,7 @@ struct ProjectionGroupsTests {
     @Test("a runner that catches up on projections already at the head knows it: a read waits for nothing")
     func caughtUpKnowsIt() async throws {
         try await LedgerHarness.withMigratedSchema { pool in
-            let store = EventStore(pool: pool, logger: TestDatabase.logger)
-            let log = LedgerLog(store: store)
-            for append in Self.events() { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
-            let head = try await store.headPosition()
+            let (store, head) = try await Self.logged(on: pool)
             try await ProjectionRunner(store: store, conninfo: "", logger: TestDatabase.logger).catchUp()
             // A second runner, one group and several, finds nothing to apply. It used to keep
             // its position unknown, so a command's read after it waited out its whole time-out
