@@ -267,9 +267,9 @@ struct LedgerHarness: Sendable {
         return Answer(status: Int(response.status.code), json: json, headers: response.headers.map { ($0.name, $0.value) })
     }
 
-    func post(_ path: String, _ object: [String: Any], token: String? = LedgerHarness.appToken) async throws -> Answer {
+    func post(_ path: String, _ object: [String: Any], token: String? = LedgerHarness.appToken, timeout: Duration = .seconds(60)) async throws -> Answer {
         let data = try JSONSerialization.data(withJSONObject: object)
-        return try await request(.POST, path, body: String(decoding: data, as: UTF8.self), token: token)
+        return try await request(.POST, path, body: String(decoding: data, as: UTF8.self), token: token, timeout: timeout)
     }
 
     func get(_ path: String, token: String? = LedgerHarness.appToken) async throws -> Answer {
@@ -290,10 +290,10 @@ struct LedgerHarness: Sendable {
         return (order.json, purchase)
     }
 
-    func submit(user: String, purchase: PurchaseResult, withTransactionId: Bool = true) async throws -> Answer {
+    func submit(user: String, purchase: PurchaseResult, withTransactionId: Bool = true, timeout: Duration = .seconds(60)) async throws -> Answer {
         var body: [String: Any] = ["user_id": user, "receipt_data": purchase.receiptData]
         if withTransactionId { body["transaction_id"] = purchase.transactionId }
-        return try await post("/v1/receipts", body)
+        return try await post("/v1/receipts", body, timeout: timeout)
     }
 
     /// Events of a type in the log, decoded.
