@@ -22,10 +22,21 @@ extension EventStore {
 
     /// `events(after:limit:)` on a connection the caller holds (inside its transaction).
     public func events(after position: Int64, limit: Int, on connection: Connection) throws -> [RecordedEvent] {
-        try connection.query(.prepared("""
+        try recordedEvents(connection.query(eventsStatement(after: position, limit: limit), resultFormat: .binary))
+    }
+
+    /// The statement `events(after:limit:)` runs, for a caller sending it in a pipeline with
+    /// others; its rows (fetched in binary) become events by ``recordedEvents(_:)``.
+    public func eventsStatement(after position: Int64, limit: Int) -> SQL {
+        .prepared("""
             SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events
             WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
-            """), resultFormat: .binary).map { try upcasters.apply(to: RecordedEvent(row: $0)) }
+            """)
+    }
+
+    /// The events of rows fetched in binary by ``eventsStatement(after:limit:)``, upcast.
+    public func recordedEvents(_ rows: PostgresRows) throws -> [RecordedEvent] {
+        try rows.map { try upcasters.apply(to: RecordedEvent(row: $0)) }
     }
 
     /// The position of the last committed event, 0 for an empty log.

@@ -60,11 +60,19 @@ public final class ProjectionRunner: Sendable {
     /// The position every projection has applied, as last seen by this runner (-1 before its first pass).
     public var appliedPosition: Int64 { state.withLock { $0.applied } }
 
-    /// Follows the log until the task is cancelled. Database outages are waited out.
+    /// Follows the log until the task is cancelled, and keeps the chain check moving beside
+    /// it. Database outages are waited out.
     public func run() async {
+        await withDiscardingTaskGroup { tasks in
+            tasks.addTask { await self.watchChain() }
+            await follow()
+            tasks.cancelAll()
+        }
+    }
+
+    private func follow() async {
         let listener = AppendListener(conninfo: conninfo, logger: logger)
         var prepared = false
-        var chainChecked = ContinuousClock.now - .seconds(1)
         while !Task.isCancelled {
             do {
                 if !prepared {
@@ -72,13 +80,7 @@ public final class ProjectionRunner: Sendable {
                     try await listener.prepare()
                     prepared = true
                 }
-                let applied = try await applyNextPage()
-                // The chain is checked when idle, and at most five times a second under load.
-                if applied == 0 || ContinuousClock.now - chainChecked > .milliseconds(200) {
-                    try await chain.advance()
-                    chainChecked = ContinuousClock.now
-                }
-                if applied == 0 {
+                if try await applyNextPage() == 0 {
                     try await listener.wait(timeout: .seconds(1))
                 }
             } catch is CancellationError {
@@ -90,6 +92,27 @@ public final class ProjectionRunner: Sendable {
             }
         }
         await listener.close()
+    }
+
+    /// Verifies the chain along the log, at most five times a second, woken by this runner's
+    /// progress. A task of its own: in the runner's loop, each check (a page of hashing, two
+    /// queries) delayed the next pass, which every read right after a write waits for.
+    private func watchChain() async {
+        let chain = chain
+        while !Task.isCancelled {
+            let began = ContinuousClock.now
+            do {
+                if try await chain.advance() == 0 {
+                    // Caught up: wait for the runner to apply more (a continuation it resumes),
+                    // or a second, after which the check runs anyway (another server's appends).
+                    try? await waitUntilApplied(appliedPosition + 1, timeout: .seconds(1))
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.warning("chain check failed; retrying", metadata: ["error": "\(LedgerServiceError.mapping(error))"])
+            }
+            try? await Task.sleep(until: began + .milliseconds(200))
+        }
     }
 
     /// Applies the log up to its head and returns (for commands that read the projections
@@ -276,7 +299,46 @@ public final class ProjectionRunner: Sendable {
     /// Applies the next page of events; returns how many events were read.
     func applyNextPage() async throws -> Int {
         let start = try await readStart()
-        return try await apply(try await decodedPage(after: start), readAfter: start)
+        guard groups.count == 1, !copyingRows else { return try await apply(try await decodedPage(after: start), readAfter: start) }
+        let (count, reached) = try await applyTail(after: start)
+        settle(reached: reached, readAfter: start)
+        return count
+    }
+
+    /// The server's pass over the log's tail: the page is read inside the transaction that
+    /// applies it, in three round trips (lock, checkpoints and page; the folded states; the
+    /// writes and COMMIT) where reading the page, then each statement, took eight. A read
+    /// waits for this pass (it must see its own write), so the pass's round trips are what a
+    /// read right after a write pays under load. Returns the events read and the position
+    /// reached: `start` for an empty page, nil when the stored checkpoints are behind `start`.
+    private func applyTail(after start: Int64) async throws -> (count: Int, reached: Int64?) {
+        let store = store
+        let projections = projections
+        let pageSize = pageSize
+        return try await store.pool.withConnection { connection in
+            do {
+                // Read models are derived: a page lost in a crash goes with its checkpoint, so it
+                // commits without waiting for its flush (as `applyGroup`).
+                let opened = try connection.pipeline([
+                    "BEGIN", Self.lockStatement, .commitWithoutWaitingForFlush, Self.checkpointsStatement,
+                    store.eventsStatement(after: start, limit: pageSize),
+                ], resultFormat: .binary)
+                let page = try Self.decode(store.recordedEvents(opened[4]))
+                let checkpoints = try Self.checkpoints(in: opened[3])
+                guard let last = page.last?.place, !projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) else {
+                    try connection.execute("ROLLBACK")
+                    return (page.count, page.isEmpty ? start : nil)
+                }
+                let writes = try Self.writes(
+                    of: page, projections: projections, checkpoints: checkpoints, through: last.position, on: connection, copying: false)
+                _ = try connection.pipeline(writes.statements + ["COMMIT"])
+                return (page.count, last.position)
+            } catch {
+                // A failed statement aborted the rest of the pipeline, COMMIT with it.
+                if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
     }
 
     /// Where to read from: where this runner got to, once known (the stored checkpoints are
@@ -297,16 +359,20 @@ public final class ProjectionRunner: Sendable {
             advance(to: start)
             return 0
         }
-        let reached = try await applyGroups(page, readAfter: start)
+        settle(reached: try await applyGroups(page, readAfter: start), readAfter: start)
+        return page.count
+    }
+
+    /// Moves `applied` to where a pass `reached`; nil means the stored checkpoints are behind
+    /// where the pass read from (a database crash lost pages committed without their flush):
+    /// the next pass reads again from the checkpoints.
+    private func settle(reached: Int64?, readAfter start: Int64) {
         guard let reached else {
-            // The stored checkpoints are behind where this page was read from: a database crash
-            // lost pages committed without their flush. Read again from the checkpoints.
             logger.notice("projection checkpoints behind this runner; reading again from them", metadata: ["from": "\(start)"])
             state.withLock { $0.applied = -1 }
-            return page.count
+            return
         }
         advance(to: reached)
-        return page.count
     }
 
     /// Applies `page` to each group in a transaction of its own, the groups concurrently; returns
@@ -358,23 +424,43 @@ public final class ProjectionRunner: Sendable {
         decoded: DecodedPage, projections: [any Projection], on connection: Connection, readAfter start: Int64 = 0, copying: Bool = false
     ) throws -> Int64? {
         guard let last = decoded.last?.place else { return nil }
-        var checkpoints: [String: Int64] = [:]
-        for row in try connection.query(.prepared("SELECT name, position FROM projection_checkpoints")) {
-            checkpoints[try row.decode(0)] = try row.decode(1)
-        }
+        let checkpoints = try Self.checkpoints(in: connection.query(checkpointsStatement))
         if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) { return nil }
-        // Every row change of the page, combined into few statements (ProjectionBatch), and the
-        // checkpoints go to the server in one round trip (pipeline mode), inside the
-        // transaction: a page costs two round trips, not one per change.
+        let writes = try writes(of: decoded, projections: projections, checkpoints: checkpoints, through: last.position, on: connection, copying: copying)
+        _ = try connection.pipeline(writes.statements)
+        for copy in writes.copies {
+            _ = try connection.copyIn("COPY \(identifier: copy.table) (\(unsafeRaw: copy.columns.joined(separator: ", "))) FROM STDIN") { writer in
+                for row in copy.rows { try writer.writeRow(row) }
+            }
+        }
+        return last.position
+    }
+
+    static let checkpointsStatement: SQL = .prepared("SELECT name, position FROM projection_checkpoints")
+
+    static func checkpoints(in rows: PostgresRows) throws -> [String: Int64] {
+        var checkpoints: [String: Int64] = [:]
+        for row in rows { checkpoints[try row.decode(0)] = try row.decode(1) }
+        return checkpoints
+    }
+
+    /// Every row change of `page` for `projections` (each from its checkpoint on), combined
+    /// into few statements (ProjectionBatch), and the checkpoints moved to `last`: a page's
+    /// writes go to the server in one round trip (pipeline mode), inside the caller's
+    /// transaction, not one per change. Folding projections read their states here.
+    static func writes(
+        of page: DecodedPage, projections: [any Projection], checkpoints: [String: Int64], through last: Int64,
+        on connection: Connection, copying: Bool
+    ) throws -> (statements: [SQL], copies: [ProjectionBatch.CopyRows]) {
         var statements: [SQL] = []
         var copies: [ProjectionBatch.CopyRows] = []
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
             var batch = ProjectionBatch()
             if let folding = projection as? any FoldingProjection {
-                if let states = try fold(folding, decoded, after: checkpoint, on: connection, into: &batch) { statements.append(states) }
+                if let states = try fold(folding, page, after: checkpoint, on: connection, into: &batch) { statements.append(states) }
             } else {
-                for (place, event) in decoded where place.position > checkpoint {
+                for (place, event) in page where place.position > checkpoint {
                     for change in projection.changes(for: event, at: place) { batch.add(change) }
                 }
             }
@@ -384,16 +470,10 @@ public final class ProjectionRunner: Sendable {
         }
         let names = PostgresArray(projections.map { Optional($0.name) })
         statements.append(.prepared("""
-            UPDATE projection_checkpoints SET position = greatest(position, \(last.position)), updated_at = now()
+            UPDATE projection_checkpoints SET position = greatest(position, \(last)), updated_at = now()
             WHERE name = ANY(\(names))
             """))
-        _ = try connection.pipeline(statements)
-        for copy in copies {
-            _ = try connection.copyIn("COPY \(identifier: copy.table) (\(unsafeRaw: copy.columns.joined(separator: ", "))) FROM STDIN") { writer in
-                for row in copy.rows { try writer.writeRow(row) }
-            }
-        }
-        return last.position
+        return (statements, copies)
     }
 
     /// Folds `page` (its events after `checkpoint`) through `projection`: the states of the keys
@@ -450,9 +530,12 @@ public final class ProjectionRunner: Sendable {
         } else if let group {
             _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema() || '#' || \(group)))"))
         } else {
-            _ = try connection.query(.prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))"))
+            _ = try connection.query(lockStatement)
         }
     }
+
+    /// The lock of all projections of the connection's schema (see `lock`).
+    static let lockStatement: SQL = .prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))")
 }
 
 /// Where each group of a rebuild got to, shared by the groups' tasks.
@@ -460,3 +543,4 @@ private final class GroupPositions: Sendable {
     let positions: Mutex<[Int64]>
     init(_ positions: [Int64]) { self.positions = Mutex(positions) }
 }
+
