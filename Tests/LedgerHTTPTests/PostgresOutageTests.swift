@@ -38,7 +38,9 @@ extension ResilienceTests {
             }
         }
         do {
-            try await ledger.eventually("the load delivered 20 purchases", within: .seconds(60)) { log.snapshot.delivered.count >= 20 }
+            // The whole suite shares two cores while this cluster starts: the first 20 took 60 s
+            // there once (4 s alone). The test checks the outage, not the speed before it.
+            try await ledger.eventually("the load delivered 20 purchases", within: .seconds(180)) { log.snapshot.delivered.count >= 20 }
             log.set(.stopping)
             try await cluster.stop()
             log.set(.down)
