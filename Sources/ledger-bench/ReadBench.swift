@@ -8,7 +8,12 @@ import Synchronization
 /// clients keep submitting receipts, beside the same read once everything has been applied
 /// (nothing to wait for). A read waits until the projections hold the log's head as it stood
 /// when the read began, so the first figure is the read plus that wait; the gap between the two
-/// is what waiting costs. Returns "LOADED_P50 LOADED_P99 IDLE_P50 IDLE_P99 READS RECEIPT_P99".
+/// is what waiting costs. In two of every three rounds the reader times, instead of the read,
+/// the wait alone (the log's head, then the runner's progress to it, in this process), or one
+/// round trip to PostgreSQL (`SELECT 1` on a pooled connection). The wait is the projection
+/// runner's pass, which no read that must see its own write can skip, and a pass is three round
+/// trips: the round trip under the same load is the wait's floor. Returns "LOADED_P50
+/// LOADED_P99 IDLE_P50 IDLE_P99 READS RECEIPT_P99 WAIT_P50 WAIT_P99 ROUNDTRIP_P50 ROUNDTRIP_P99".
 enum ReadBench {
     static func run(conninfo: String, clients: Int, seconds: Double) async throws -> String {
         var logger = Logger(label: "bench.reads")
@@ -23,22 +28,34 @@ enum ReadBench {
 
         // The reader: its own receipt, then at once its user's view, timing the read alone.
         let stop = Atomic<Bool>(false)
-        async let loaded: [Duration] = {
+        let runner = server.runner
+        async let loaded: (reads: [Duration], waits: [Duration], roundTrips: [Duration]) = {
             var latencies: [Duration] = []
+            var waits: [Duration] = []
+            var roundTrips: [Duration] = []
             try await Task.sleep(for: ClosedLoop.warmUp)
-            for purchase in reads where !stop.load(ordering: .relaxed) {
+            for (index, purchase) in reads.enumerated() where !stop.load(ordering: .relaxed) {
                 try await FlowBench.submit(purchase, to: base, client: client)
                 let began = ContinuousClock.now
-                try await readUser(purchase.user, base: base, client: client)
-                latencies.append(ContinuousClock.now - began)
+                switch index % 3 {
+                case 0:
+                    try await readUser(purchase.user, base: base, client: client)
+                    latencies.append(ContinuousClock.now - began)
+                case 1:
+                    try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: .seconds(30))
+                    waits.append(ContinuousClock.now - began)
+                default:
+                    try await pool.withConnection { connection in _ = try connection.query("SELECT 1") }
+                    roundTrips.append(ContinuousClock.now - began)
+                }
             }
-            return latencies
+            return (latencies, waits, roundTrips)
         }()
         let (_, _, receiptP99) = try await ClosedLoop.run(clients: clients, seconds: seconds, items: writes) { purchase in
             try await FlowBench.submit(purchase, to: base, client: client)
         }
         stop.store(true, ordering: .relaxed)
-        let underLoad = try await loaded
+        let (underLoad, waits, roundTrips) = try await loaded
 
         // The same reads with nothing written meanwhile: the projections hold the head already.
         var idle: [Duration] = []
@@ -53,7 +70,10 @@ enum ReadBench {
         await pool.close()
         let (l50, l99) = percentiles(underLoad)
         let (i50, i99) = percentiles(idle)
-        return String(format: "%.2f %.2f %.2f %.2f %d %.2f", l50, l99, i50, i99, underLoad.count, receiptP99)
+        let (w50, w99) = percentiles(waits)
+        let (r50, r99) = percentiles(roundTrips)
+        return String(
+            format: "%.2f %.2f %.2f %.2f %d %.2f %.2f %.2f %.2f %.2f", l50, l99, i50, i99, underLoad.count, receiptP99, w50, w99, r50, r99)
     }
 
     static func readUser(_ user: String, base: String, client: HTTPClient) async throws {
