@@ -11,17 +11,30 @@ enum ClosedLoop {
     /// longer pays them, and that steady state is what the figures are about.
     static let warmUp: Duration = .milliseconds(500)
 
-    /// Returns calls per second and the p50 and p99 latencies in milliseconds, of the calls
-    /// begun after `warmUp`; needs about (seconds + 1) × rate items.
+    /// What a run measured, of the calls begun after `warmUp`.
+    struct Figures {
+        var rate: Double
+        var p50: Double
+        var p99: Double
+        /// CPU milliseconds per call, of this process and of PostgreSQL's processes, from the
+        /// clock's start until the last call returned.
+        var processCPU: Double
+        var postgresCPU: Double
+    }
+
+    /// Returns calls per second, the p50 and p99 latencies in milliseconds and the CPU per call,
+    /// of the calls begun after `warmUp`; needs about (seconds + 1) × rate items.
     static func run<Item: Sendable>(
         clients: Int, seconds: Double, items: [Item], call: @escaping @Sendable (Item) async throws -> Void
-    ) async throws -> (rate: Double, p50: Double, p99: Double) {
+    ) async throws -> Figures {
         let next = Ticket()
         let start = ContinuousClock.now + warmUp
         let deadline = start + .milliseconds(Int64(seconds * 1000))
+        let startCPU = CPUMark()
         let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
             group.addTask {
                 try await Task.sleep(until: start)
+                startCPU.take()
                 // On stderr, for a profiler to start on: what comes after is the timed part.
                 FileHandle.standardError.write(Data("timed receipts begin\n".utf8))
                 return []
@@ -44,12 +57,16 @@ enum ClosedLoop {
             return all
         }
         let elapsed = ContinuousClock.now - start
+        let cpu = CPUTime.now() - startCPU.time
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
             return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))].seconds * 1_000
         }
-        return (Double(sorted.count) / elapsed.seconds, percentile(0.5), percentile(0.99))
+        let calls = Double(max(sorted.count, 1))
+        return Figures(
+            rate: Double(sorted.count) / elapsed.seconds, p50: percentile(0.5), p99: percentile(0.99),
+            processCPU: cpu.process.seconds * 1_000 / calls, postgresCPU: cpu.postgres.seconds * 1_000 / calls)
     }
 }
 

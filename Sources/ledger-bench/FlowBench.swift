@@ -16,7 +16,8 @@ import X509
 /// `Tools/bench flow`: `POST /v1/receipts` through the real HTTP server from `clients`
 /// concurrent clients, the simulator answering verifyReceipt at once over loopback HTTP, and
 /// PostgreSQL durable. Every purchase is ordered and bought before the clock starts, so only the
-/// receipts are timed. Returns "RATE P50_MS P99_MS DELIVERED".
+/// receipts are timed. Returns "RATE P50_MS P99_MS DELIVERED PROCESS_CPU_MS POSTGRES_CPU_MS",
+/// the last two per receipt.
 enum FlowBench {
     static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}]}"#
     static let token = "bench-app-token"
@@ -35,7 +36,7 @@ enum FlowBench {
         let purchases = try await prepare(count: count, server: server, simulator: apple.simulator)
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let (rate, p50, p99) = try await ClosedLoop.run(clients: clients, seconds: seconds, items: purchases) { purchase in
+        let figures = try await ClosedLoop.run(clients: clients, seconds: seconds, items: purchases) { purchase in
             try await submit(purchase, to: server.baseURL, client: client)
         }
         try await client.shutdown()
@@ -46,7 +47,8 @@ enum FlowBench {
         try await apple.stop()
         await pool.close()
 
-        return String(format: "%.0f %.2f %.2f %d", rate, p50, p99, delivered)
+        return String(
+            format: "%.0f %.2f %.2f %d %.2f %.2f", figures.rate, figures.p50, figures.p99, delivered, figures.processCPU, figures.postgresCPU)
     }
 
     static func prepare(count: Int, server: RunningLedgerServer, simulator: AppleSimulator) async throws -> [(user: String, receipt: String, transaction: String)] {

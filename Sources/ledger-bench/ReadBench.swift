@@ -51,9 +51,9 @@ enum ReadBench {
             }
             return (latencies, waits, roundTrips)
         }()
-        let (_, _, receiptP99) = try await ClosedLoop.run(clients: clients, seconds: seconds, items: writes) { purchase in
+        let receiptP99 = try await ClosedLoop.run(clients: clients, seconds: seconds, items: writes) { purchase in
             try await FlowBench.submit(purchase, to: base, client: client)
-        }
+        }.p99
         stop.store(true, ordering: .relaxed)
         let (underLoad, waits, roundTrips) = try await loaded
 
