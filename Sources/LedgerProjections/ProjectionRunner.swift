@@ -80,7 +80,7 @@ public final class ProjectionRunner: Sendable {
                     try await listener.prepare()
                     prepared = true
                 }
-                if try await applyNextPage() == 0 {
+                if try await !applyNextPage() {
                     try await listener.wait(timeout: .seconds(1))
                 }
             } catch is CancellationError {
@@ -296,13 +296,14 @@ public final class ProjectionRunner: Sendable {
         }
     }
 
-    /// Applies the next page of events; returns how many events were read.
-    func applyNextPage() async throws -> Int {
+    /// Applies the next page of events; returns whether to go on at once (a page was applied,
+    /// or must be read again from the stored checkpoints) rather than wait for an append.
+    func applyNextPage() async throws -> Bool {
         let start = try await readStart()
-        guard groups.count == 1, !copyingRows else { return try await apply(try await decodedPage(after: start), readAfter: start) }
+        guard groups.count == 1, !copyingRows else { return try await apply(try await decodedPage(after: start), readAfter: start) > 0 }
         let (count, reached) = try await applyTail(after: start)
         settle(reached: reached, readAfter: start)
-        return count
+        return count > 0 || reached == nil
     }
 
     /// The server's pass over the log's tail: the page is read inside the transaction that
@@ -310,7 +311,9 @@ public final class ProjectionRunner: Sendable {
     /// writes and COMMIT) where reading the page, then each statement, took eight. A read
     /// waits for this pass (it must see its own write), so the pass's round trips are what a
     /// read right after a write pays under load. Returns the events read and the position
-    /// reached: `start` for an empty page, nil when the stored checkpoints are behind `start`.
+    /// reached: `start` for an empty page, nil when the stored checkpoints are behind `start`,
+    /// which an idle pass notices too, so reads do not go on trusting pages a crash lost until
+    /// the next append.
     private func applyTail(after start: Int64) async throws -> (count: Int, reached: Int64?) {
         let store = store
         let projections = projections
@@ -325,9 +328,13 @@ public final class ProjectionRunner: Sendable {
                 ], resultFormat: .binary)
                 let page = try Self.decode(store.recordedEvents(opened[4]))
                 let checkpoints = try Self.checkpoints(in: opened[3])
-                guard let last = page.last?.place, !projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) else {
+                if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) {
                     try connection.execute("ROLLBACK")
-                    return (page.count, page.isEmpty ? start : nil)
+                    return (page.count, nil)
+                }
+                guard let last = page.last?.place else {
+                    try connection.execute("ROLLBACK")
+                    return (0, start)
                 }
                 let writes = try Self.writes(
                     of: page, projections: projections, checkpoints: checkpoints, through: last.position, on: connection, copying: false)

@@ -82,6 +82,51 @@ struct ProjectionGroupsTests {
         }
     }
 
+    @Test("the server's runner finds its pages lost by a database crash (rows and checkpoints behind it) with nothing more appended, and applies them again, once")
+    func lostPagesAppliedAgain() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            let store = EventStore(pool: pool, logger: TestDatabase.logger)
+            let log = LedgerLog(store: store)
+            let runner = ProjectionRunner(store: store, conninfo: conninfo, projections: [BalancesProjection()], logger: TestDatabase.logger)
+            let running = Task { await runner.run() }
+            defer { running.cancel() }
+            let appends = Self.events()
+            for append in appends.prefix(2) { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
+            try await runner.waitUntilApplied(try await store.headPosition(), timeout: .seconds(20))
+            // What the disk holds when the crash comes: pages commit without waiting for their
+            // flush, so the next ones can be lost, their rows and checkpoints together.
+            try await pool.withConnection { connection in
+                try connection.execute("CREATE TABLE saved_balances AS SELECT * FROM projection_balances")
+                try connection.execute("CREATE TABLE saved_checkpoints AS SELECT * FROM projection_checkpoints")
+            }
+            for append in appends.dropFirst(2) { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
+            let head = try await store.headPosition()
+            try await runner.waitUntilApplied(head, timeout: .seconds(20))
+            #expect(try await Self.balances(on: pool) == ["ann": 100, "ben": 0, "cat": 100])
+            let restored = try await pool.withTransaction { connection in
+                try ProjectionRunner.lock(connection)
+                try connection.execute("DELETE FROM projection_balances")
+                try connection.execute("INSERT INTO projection_balances SELECT * FROM saved_balances")
+                try connection.execute("DELETE FROM projection_checkpoints")
+                try connection.execute("INSERT INTO projection_checkpoints SELECT * FROM saved_checkpoints")
+                // Read before the commit: once it commits, the runner may set it right at once.
+                var found: [String: Int64] = [:]
+                for row in try connection.query("SELECT user_id, amount FROM projection_balances") { found[try row.decode(0)] = try row.decode(1) }
+                return found
+            }
+            #expect(restored == ["ann": 100, "ben": 100], "the refund and cat's purchase lost")
+
+            // No append follows: the runner's idle pass must notice on its own.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await Self.checkpoints(on: pool)["balances"] != head, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await Self.checkpoints(on: pool)["balances"] == head)
+            #expect(try await Self.balances(on: pool) == ["ann": 100, "ben": 0, "cat": 100], "each event applied once")
+        }
+    }
+
     @Test("a runner that catches up on projections already at the head knows it: a read waits for nothing")
     func caughtUpKnowsIt() async throws {
         try await LedgerHarness.withMigratedSchema { pool in
