@@ -63,6 +63,10 @@ struct LookupPage: Sendable {
         async let asUser = console.reads.timeline(.user, query)
         async let asOrder = console.reads.timeline(.order, query)
         async let asTransaction = console.reads.timeline(.transaction, query)
+        // The user's view (balances, entitlements) beside them, in case the id is a user's: a
+        // user's page then waits on one round of reads, not the timeline's and then the view's.
+        // For any other id it finds nothing, and is not awaited.
+        async let userView = console.reads.user(query)
         let found = try await [asUser, asOrder, asTransaction].compactMap { $0 }
         let wanted = request.uri.queryParameters.get("as").flatMap(TimelineView.Kind.init(rawValue:))
         guard let timeline = found.first(where: { $0.kind == wanted }) ?? found.first else {
@@ -75,7 +79,8 @@ struct LookupPage: Sendable {
         values["alternatives"] = found.filter { $0.kind != timeline.kind }.map {
             ["kind": $0.kind.rawValue, "href": ConsoleLinks.lookup(query, as: $0.kind.rawValue)]
         }
-        try await show(timeline, before: before, in: &values)
+        let user = timeline.kind == .user && timeline.subject == query ? try await userView : nil
+        try await show(timeline, before: before, user: user, in: &values)
         // Support's acts on the original transaction a transaction's page shows (ActForms).
         if let acts = try await ActForms(console: console).offer(for: timeline, session: session) { values["acts"] = acts }
         return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
@@ -112,7 +117,8 @@ struct LookupPage: Sendable {
     /// (BENCHMARKS.md). The chain's verdict and the sections above still cover them all.
     static let entriesPerPage = 100
 
-    private func show(_ timeline: TimelineView, before: Int64?, in values: inout [String: Any]) async throws {
+    /// `user`: the timeline's user's view when the caller has read it already.
+    private func show(_ timeline: TimelineView, before: Int64?, user read: UserView?, in values: inout [String: Any]) async throws {
         values["subject"] = ["kind": timeline.kind.rawValue, "id": timeline.subject]
         values["chain"] = [
             "verified": timeline.verified, "headHash": timeline.headHash ?? "none yet", "position": timeline.verifiedPosition,
@@ -132,7 +138,7 @@ struct LookupPage: Sendable {
         }
         values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(entry)
         if timeline.kind == .user {
-            let user = try await console.reads.user(timeline.subject)
+            let user = if let read { read } else { try await console.reads.user(timeline.subject) }
             values["user"] = [
                 "balances": user.balances.sorted { $0.key < $1.key }.map { ["unit": $0.key, "amount": $0.value] as [String: Any] },
                 "entitlements": user.entitlements.map { e in
