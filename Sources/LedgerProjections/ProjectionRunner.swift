@@ -105,7 +105,7 @@ public final class ProjectionRunner: Sendable {
                 if try await chain.advance() == 0 {
                     // Caught up: wait for the runner to apply more (a continuation it resumes),
                     // or a second, after which the check runs anyway (another server's appends).
-                    try? await waitUntilApplied(appliedPosition + 1, timeout: .seconds(1))
+                    _ = await waitForProgress(to: appliedPosition + 1, timeout: .seconds(1))
                 }
             } catch {
                 if Task.isCancelled { break }
@@ -223,7 +223,20 @@ public final class ProjectionRunner: Sendable {
     /// as soon as a page it applied (or skipped, another server's runner having applied it)
     /// reaches `position`: no sleep, no query, however many reads wait.
     public func waitUntilApplied(_ position: Int64, timeout: Duration) async throws {
-        if state.withLock({ $0.applied >= position }) { return }
+        if await waitForProgress(to: position, timeout: timeout) { return }
+        try Task.checkCancellation()
+        // This process's runner may be stopped or not running (a command that reads without
+        // serving): the stored checkpoints are the last word, asked once.
+        if try await storedPosition() >= position { return }
+        throw LedgerServiceError(.projectionsBehind, "the read models have not reached position \(position) yet")
+    }
+
+    /// Whether this runner reached `position` within `timeout` (false also when cancelled), and
+    /// nothing more: for a task that only wants waking when the projections move (the chain
+    /// check, webhook delivery, the event feed's long poll), where the stored checkpoints
+    /// `waitUntilApplied` asks on its time-out would be a query per idle wait for nothing.
+    public func waitForProgress(to position: Int64, timeout: Duration) async -> Bool {
+        if state.withLock({ $0.applied >= position }) { return true }
         let id = state.withLock { state -> UInt64 in
             defer { state.nextWaiter &+= 1 }
             return state.nextWaiter
@@ -233,24 +246,18 @@ public final class ProjectionRunner: Sendable {
             self?.resumeWaiter(id, reached: false)
         }
         defer { expiry.cancel() }
-        let reached = await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state -> Bool in
                     if state.applied >= position || Task.isCancelled { return true }
                     state.waiters[id] = (position, continuation)
                     return false
                 }
-                if resumeNow { continuation.resume(returning: true) }
+                if resumeNow { continuation.resume(returning: state.withLock { $0.applied >= position }) }
             }
         } onCancel: {
             resumeWaiter(id, reached: false)
         }
-        try Task.checkCancellation()
-        if reached { return }
-        // This process's runner may be stopped or not running (a command that reads without
-        // serving): the stored checkpoints are the last word, asked once.
-        if try await storedPosition() >= position { return }
-        throw LedgerServiceError(.projectionsBehind, "the read models have not reached position \(position) yet")
     }
 
     /// Resumes one waiter (its time-out or cancellation), if it is still waiting.
@@ -328,7 +335,7 @@ public final class ProjectionRunner: Sendable {
                 ], resultFormat: .binary)
                 let page = try Self.decode(store.recordedEvents(opened[4]))
                 let checkpoints = try Self.checkpoints(in: opened[3])
-                if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) {
+                if Self.behind(checkpoints, projections: projections, start: start) {
                     try connection.execute("ROLLBACK")
                     return (page.count, nil)
                 }
@@ -432,7 +439,7 @@ public final class ProjectionRunner: Sendable {
     ) throws -> Int64? {
         guard let last = decoded.last?.place else { return nil }
         let checkpoints = try Self.checkpoints(in: connection.query(checkpointsStatement))
-        if projections.contains(where: { (checkpoints[$0.name] ?? 0) < start }) { return nil }
+        if behind(checkpoints, projections: projections, start: start) { return nil }
         let writes = try writes(of: decoded, projections: projections, checkpoints: checkpoints, through: last.position, on: connection, copying: copying)
         _ = try connection.pipeline(writes.statements)
         for copy in writes.copies {
@@ -444,6 +451,12 @@ public final class ProjectionRunner: Sendable {
     }
 
     static let checkpointsStatement: SQL = .prepared("SELECT name, position FROM projection_checkpoints")
+
+    /// Whether a stored checkpoint is below `start`, where this runner read from: pages a
+    /// database crash lost (they commit without their flush), to be applied again.
+    static func behind(_ checkpoints: [String: Int64], projections: [any Projection], start: Int64) -> Bool {
+        projections.contains { (checkpoints[$0.name] ?? 0) < start }
+    }
 
     static func checkpoints(in rows: PostgresRows) throws -> [String: Int64] {
         var checkpoints: [String: Int64] = [:]
@@ -550,4 +563,3 @@ private final class GroupPositions: Sendable {
     let positions: Mutex<[Int64]>
     init(_ positions: [Int64]) { self.positions = Mutex(positions) }
 }
-

@@ -43,7 +43,7 @@ extension ReadModels {
             let left = deadline - ContinuousClock.now
             if !page.events.isEmpty || left <= .zero { return page }
             // Nothing yet: wait for the runner to apply past what it had when this read began.
-            try? await runner.waitUntilApplied(max(seen, position) + 1, timeout: left)
+            _ = await runner.waitForProgress(to: max(seen, position) + 1, timeout: left)
             try Task.checkCancellation()
         }
     }

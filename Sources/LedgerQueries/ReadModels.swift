@@ -60,9 +60,15 @@ public struct ReadModels: Sendable {
     /// head (a wait resumed by the runner, no polling); a standby serves once that same
     /// connection has replayed the primary's WAL position taken after that, else the primary.
     func withConsistentConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
+        try await waitForHead()
         guard let replica else { return try await pool.withConnection(body) }
         return try await replica.withConnection(after: try await ReplicaReads.currentLSN(on: pool), primary: pool, body)
+    }
+
+    /// Returns once the projections hold the log as it stood at this call: every read's wait,
+    /// and what `ledger-bench reads` times alone.
+    public func waitForHead() async throws {
+        try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: timeout)
     }
 
     public func user(_ userId: String) async throws -> UserView {

@@ -91,7 +91,7 @@ public final class WebhookDeliverer: Sendable {
         guard wait > .zero else { return }
         if caughtUp {
             // Resumed by the runner as soon as it applies past `seen`; the time-out is the wait.
-            try? await runner.waitUntilApplied(seen + 1, timeout: wait)
+            _ = await runner.waitForProgress(to: seen + 1, timeout: wait)
             try Task.checkCancellation()
         } else {
             try await Task.sleep(for: wait)

@@ -28,7 +28,7 @@ enum ReadBench {
 
         // The reader: its own receipt, then at once its user's view, timing the read alone.
         let stop = Atomic<Bool>(false)
-        let runner = server.runner
+        let readModels = server.reads
         async let loaded: (reads: [Duration], waits: [Duration], roundTrips: [Duration]) = {
             var latencies: [Duration] = []
             var waits: [Duration] = []
@@ -42,7 +42,7 @@ enum ReadBench {
                     try await readUser(purchase.user, base: base, client: client)
                     latencies.append(ContinuousClock.now - began)
                 case 1:
-                    try await runner.waitUntilApplied(try await runner.store.headPosition(), timeout: .seconds(30))
+                    try await readModels.waitForHead()
                     waits.append(ContinuousClock.now - began)
                 default:
                     try await pool.withConnection { connection in _ = try connection.query("SELECT 1") }

@@ -118,11 +118,9 @@ struct ProjectionGroupsTests {
             #expect(restored == ["ann": 100, "ben": 100], "the refund and cat's purchase lost")
 
             // No append follows: the runner's idle pass must notice on its own.
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await Self.checkpoints(on: pool)["balances"] != head, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil("the runner applied the lost pages again", within: .seconds(30)) {
+                try await Self.checkpoints(on: pool)["balances"] == head
             }
-            #expect(try await Self.checkpoints(on: pool)["balances"] == head)
             #expect(try await Self.balances(on: pool) == ["ann": 100, "ben": 0, "cat": 100], "each event applied once")
         }
     }
