@@ -2,6 +2,9 @@ import Foundation
 
 /// Set App Account Token, answered from the state.
 extension AppleSimulator {
+    /// How many Set App Account Token requests succeeded.
+    public var appAccountTokensSet: Int { core.withLock { $0.state.appAccountTokensSet } }
+
     /// Checks the body (`{"appAccountToken": UUID}`) and sets the token; success has no body.
     func serverAPISetAppAccountToken(_ originalTransactionId: String, body: Data) throws {
         let token = try Self.appAccountToken(in: body)

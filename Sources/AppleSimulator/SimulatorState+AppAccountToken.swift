@@ -22,5 +22,6 @@ extension SimulatorState {
             transactions[id] = member
             markModified(id)
         }
+        appAccountTokensSet += 1
     }
 }

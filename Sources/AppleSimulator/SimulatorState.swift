@@ -28,6 +28,9 @@ struct SimulatorState: Sendable {
     /// Renewal-date extensions granted, the answers kept per `requestIdentifier`, and the mass
     /// extension requests (`SimulatorState+Extensions`).
     var renewalExtensions = RenewalExtensionRecords()
+    /// Set App Account Token requests answered with success, so a test can tell whether the
+    /// ledger asked Apple again.
+    var appAccountTokensSet = 0
 
     // Apple's ids are numeric strings in separate ranges per environment; counters keep them
     // unique and reproducible.

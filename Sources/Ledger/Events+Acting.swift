@@ -202,7 +202,9 @@ public struct OfferSignatureIssued: LedgerEventPayload {
 /// (mass extension): Apple's request id, and its answer kept. Apple extends each subscription
 /// over time and tells each by a `RENEWAL_EXTENDED` notification (a failure by
 /// `RENEWAL_EXTENSION`/`FAILURE`), which the ledger records as it records every notification.
-/// First event of `Streams.massRenewalExtension(requestId)`.
+/// First event of `Streams.massRenewalExtension(requestId)`, recorded before Apple is asked
+/// (then `answerDocumentSha256` is nil, and Apple's answer is in the completion), so a request
+/// cut off after Apple took it is found and followed again, never made twice.
 public struct MassRenewalExtensionRequested: LedgerEventPayload {
     public static let eventType = "MassRenewalExtensionRequested"
     public var requestId: String
@@ -214,12 +216,13 @@ public struct MassRenewalExtensionRequested: LedgerEventPayload {
     /// ISO 3166-1 alpha-3; nil: every storefront.
     public var storefronts: [String]?
     public var requestDocumentSha256: String
-    public var answerDocumentSha256: String
+    /// Apple's answer to the request; nil when recorded before asking.
+    public var answerDocumentSha256: String?
     public var atMs: Int64
 
     public init(
         requestId: String, productId: String, environment: String, days: Int64, reason: ExtensionReason, note: String?, storefronts: [String]?,
-        requestDocumentSha256: String, answerDocumentSha256: String, atMs: Int64
+        requestDocumentSha256: String, answerDocumentSha256: String?, atMs: Int64
     ) {
         self.requestId = requestId
         self.productId = productId
@@ -235,25 +238,42 @@ public struct MassRenewalExtensionRequested: LedgerEventPayload {
 }
 
 /// Apple said a mass extension is complete: how many subscriptions it extended and how many it
-/// could not. Second event of `Streams.massRenewalExtension(requestId)`.
+/// could not; or Apple refused the request itself (`appleErrorCode`, counts 0, no status).
+/// Second event of `Streams.massRenewalExtension(requestId)`.
 public struct MassRenewalExtensionCompleted: LedgerEventPayload {
     public static let eventType = "MassRenewalExtensionCompleted"
     public var requestId: String
     public var productId: String
+    /// The request's environment; absent from completions recorded before it was kept.
+    public var environment: String?
     public var succeededCount: Int64
     public var failedCount: Int64
     public var completeDateMs: Int64?
-    /// sha256 (hex) of Apple's status answer that said complete.
+    /// sha256 (hex) of Apple's status answer that said complete; empty when Apple refused.
     public var statusDocumentSha256: String
+    /// Apple's answer to the request itself, when the request event was recorded before asking.
+    public var answerDocumentSha256: String?
+    /// Apple refused the request: its error code and message.
+    public var appleErrorCode: Int64?
+    public var appleErrorMessage: String?
     public var atMs: Int64
 
-    public init(requestId: String, productId: String, succeededCount: Int64, failedCount: Int64, completeDateMs: Int64?, statusDocumentSha256: String, atMs: Int64) {
+    public init(
+        requestId: String, productId: String, environment: String?, succeededCount: Int64, failedCount: Int64, completeDateMs: Int64?,
+        statusDocumentSha256: String, answerDocumentSha256: String? = nil, appleErrorCode: Int64? = nil, appleErrorMessage: String? = nil, atMs: Int64
+    ) {
         self.requestId = requestId
         self.productId = productId
+        self.environment = environment
         self.succeededCount = succeededCount
         self.failedCount = failedCount
         self.completeDateMs = completeDateMs
         self.statusDocumentSha256 = statusDocumentSha256
+        self.answerDocumentSha256 = answerDocumentSha256
+        self.appleErrorCode = appleErrorCode
+        self.appleErrorMessage = appleErrorMessage
         self.atMs = atMs
     }
+
+    public var refused: Bool { appleErrorCode != nil }
 }

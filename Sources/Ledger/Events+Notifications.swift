@@ -25,11 +25,16 @@ public struct AppleNotificationReceived: LedgerEventPayload {
     /// Why the content could not be read (a field of another type; no value quoted); nil when
     /// it was read in full. Absent from events recorded before it existed.
     public var unreadable: String?
+    /// The product the notification is about (its transaction's, or a mass extension summary's),
+    /// and the mass extension's request id of a summary: how a subscription's timeline finds the
+    /// mass extensions of its product. Absent from events recorded before they existed.
+    public var productId: String?
+    public var requestIdentifier: String?
 
     public init(
         notificationId: String, version: String, notificationType: String, subtype: String?, environment: String?,
         transactionId: String?, originalTransactionId: String?, consumptionRequestReason: String?, documentSha256: String, receivedAtMs: Int64,
-        unreadable: String? = nil
+        unreadable: String? = nil, productId: String? = nil, requestIdentifier: String? = nil
     ) {
         self.notificationId = notificationId
         self.version = version
@@ -42,6 +47,8 @@ public struct AppleNotificationReceived: LedgerEventPayload {
         self.documentSha256 = documentSha256
         self.receivedAtMs = receivedAtMs
         self.unreadable = unreadable
+        self.productId = productId
+        self.requestIdentifier = requestIdentifier
     }
 }
 

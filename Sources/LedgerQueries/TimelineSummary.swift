@@ -123,6 +123,9 @@ enum TimelineSummary {
             let where_ = m.storefronts.map { " in \($0.joined(separator: ", "))" } ?? ""
             return "Asked Apple to extend every active subscription of \(m.productId)\(where_) by \(m.days) days (\(m.reason.rawValue), request \(m.requestId))\(by)"
         case .massRenewalExtensionCompleted(let m):
+            if m.refused {
+                return "Apple refused mass extension \(m.requestId) of \(m.productId): error \(m.appleErrorCode ?? 0)\(m.appleErrorMessage.map { ": \($0)" } ?? "")"
+            }
             return "Apple completed mass extension \(m.requestId) of \(m.productId): \(m.succeededCount) extended, \(m.failedCount) not"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"

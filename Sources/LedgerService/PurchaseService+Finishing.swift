@@ -8,7 +8,9 @@ import LedgerStore
 extension PurchaseService {
     /// Asks Apple to finish one delivered transaction and records the answer
     /// (`TransactionFinished`, once per transaction). Returns false when Apple could not answer
-    /// now (5xx, time-outs, 429 past its waits): nothing is recorded and the worker asks again.
+    /// now (5xx, time-outs, 429 past its waits) or does not know the transaction yet (404
+    /// 4040010: Apple's own servers learn of a purchase moments apart): nothing is recorded and
+    /// the worker asks again. Another refusal (a malformed or foreign id) is final, recorded.
     public func finishWithApple(_ delivery: LedgerReads.UnfinishedDelivery, metadata: RequestMetadata) async throws -> Bool {
         let client = try requireServerAPI()
         guard let environment = AppStoreEnvironment(rawValue: delivery.environment) else { return true }
@@ -21,7 +23,7 @@ extension PurchaseService {
                 transactionId: delivery.transactionId, environment: delivery.environment, outcome: "finished", appleErrorCode: nil,
                 answerDocumentSha256: "", atMs: clock())
         } catch {
-            guard error.kind == .refused, error.httpStatus != 401 else { return false }
+            guard error.kind == .refused, error.httpStatus != 401, !error.isTransactionNotFound else { return false }
             body = error.attempts.last?.body ?? []
             finished = TransactionFinished(
                 transactionId: delivery.transactionId, environment: delivery.environment, outcome: "refused", appleErrorCode: error.errorCode,

@@ -51,7 +51,8 @@ extension PurchaseService {
                 environment: payload.addressee.rawEnvironment,
                 transactionId: transaction?.transactionId, originalTransactionId: transaction?.originalTransactionId,
                 consumptionRequestReason: payload.data?.rawConsumptionRequestReason, documentSha256: DocumentStore.name(of: body),
-                receivedAtMs: clock())
+                receivedAtMs: clock(), productId: transaction?.productId ?? payload.summary?.productId,
+                requestIdentifier: payload.summary?.requestIdentifier)
             evidence = transaction.map { transaction in
                 var evidence = Evidence(signed: transaction)
                 if let renewal = verified.renewalInfo?.payload { evidence.observe(renewal, fallbackMs: payload.signedDate ?? 0) }

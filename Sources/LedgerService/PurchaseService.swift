@@ -32,6 +32,8 @@ public final class PurchaseService: Sendable {
     let onAppleAttempt: @Sendable (VerifyReceiptAttempt) -> Void
     /// Spends of one wallet take turns within this server (see `KeyedTurns`).
     let walletTurns = KeyedTurns()
+    /// Acts on one purchase (Set App Account Token) take turns within this server.
+    let actTurns = KeyedTurns()
 
     public init(
         store: EventStore, configuration: LedgerConfiguration, verifyReceipt: VerifyReceiptClient,

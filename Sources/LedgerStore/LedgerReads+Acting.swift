@@ -80,6 +80,36 @@ extension LedgerReads {
         }
     }
 
+    /// The newest `AppAccountTokenSet` recorded on `originalTransactionId` (nil: none yet) and
+    /// its stream's version, which the next act appends expecting: the same token set again
+    /// for the same owner answers this act, and two servers setting one at once cannot both
+    /// record.
+    public func lastAppAccountTokenAct(_ originalTransactionId: String) async throws -> (act: AppAccountTokenSet?, version: Int64) {
+        try await pool.withConnection { connection in
+            guard let row = try connection.query("""
+                SELECT stream_version, payload FROM events WHERE stream_id = \(Streams.appAccountToken(originalTransactionId))
+                ORDER BY stream_version DESC LIMIT 1
+                """).first else { return (nil, 0) }
+            let act = try LedgerJSON.decoder.decode(AppAccountTokenSet.self, from: Data(row.decode(1, as: JSONB.self).bytes))
+            return (act, try row.decode(0))
+        }
+    }
+
+    /// The mass extensions of `productId` in `environment` recorded as requested and not yet
+    /// completed (or refused), oldest first: a run cut off after asking Apple left one, which
+    /// the next run with the same request follows instead of asking Apple for a second.
+    public func unfinishedMassExtensions(productId: String, environment: String) async throws -> [MassRenewalExtensionRequested] {
+        try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT r.payload FROM events r
+                WHERE r.event_type = 'MassRenewalExtensionRequested'
+                  AND r.payload->>'product_id' = \(productId) AND r.payload->>'environment' = \(environment)
+                  AND NOT EXISTS (SELECT 1 FROM events c WHERE c.stream_id = r.stream_id AND c.stream_version = 2)
+                ORDER BY r.position
+                """).map { try LedgerJSON.decoder.decode(MassRenewalExtensionRequested.self, from: Data($0.decode(0, as: JSONB.self).bytes)) }
+        }
+    }
+
     /// The user an app account token was issued to (the `OrderCreated` that carries it).
     public func userOfAppAccountToken(_ token: String) async throws -> String? {
         try await pool.withConnection { connection in

@@ -9,17 +9,20 @@ import Synchronization
 /// delivery is recorded (Finish Transaction, API 1.20), the server half of the lost-order
 /// problem: a client that crashed before `finish()` leaves nothing open on the device.
 ///
-/// The deliveries come from the log (`LedgerReads.unfinishedDeliveries`), oldest first. How far
-/// it got is kept in this process: every delivery before the first one Apple could not answer
-/// is finished or refused, so the next pass starts there; a restart reads from the start, past
-/// the finished ones. Apple not answering ends the pass; the next one asks again, for as long
-/// as it takes. Of several servers' workers, one records each (the stream is claimed expecting
-/// none); two may each ask Apple once, which Apple answers the same.
+/// The deliveries come from the log (`LedgerReads.unfinishedDeliveries`), oldest first. A
+/// transaction Apple cannot finish now waits its own backoff (2 s doubling to an hour, asked
+/// again forever) while the ones after it go on; three failures in a row mean Apple is down, and
+/// end the pass. How far it got is kept in this process: every delivery before the first one
+/// still waiting is finished or refused, so the next pass starts there; a restart reads from
+/// the start, past the finished ones. Of several servers' workers, one records each (the stream
+/// is claimed expecting none); two may each ask Apple once, which Apple answers the same.
 public final class FinishTransactionWorker: Sendable {
     let service: PurchaseService
     let interval: Duration
     let logger: Logger
     private let scanned = Mutex<Int64>(0)
+    /// Transactions Apple could not finish yet: failures so far and when to ask again.
+    private let waiting = Mutex<[String: (failures: Int, next: ContinuousClock.Instant)]>([:])
 
     public init(service: PurchaseService, interval: Duration = .seconds(2), logger: Logger) {
         self.service = service
@@ -35,18 +38,47 @@ public final class FinishTransactionWorker: Sendable {
     @discardableResult
     public func runOnce() async throws -> Int {
         var recorded = 0
+        var cursor = scanned.withLock { $0 }
+        var firstWaiting: Int64?
+        var failuresInARow = 0
+        defer {
+            let reached = firstWaiting.map { $0 - 1 } ?? cursor
+            scanned.withLock { $0 = max($0, reached) }
+        }
         while true {
-            let after = scanned.withLock { $0 }
-            let page = try await service.reads.unfinishedDeliveries(after: after, limit: 100)
+            let page = try await service.reads.unfinishedDeliveries(after: cursor, limit: 100)
             guard !page.isEmpty else { return recorded }
             for delivery in page {
-                guard try await service.finishWithApple(delivery, metadata: RequestMetadata(actor: "finish-transaction-worker")) else {
-                    logger.notice("Apple could not finish a transaction now; the next pass asks again", metadata: ["transaction_id": "\(delivery.transactionId)"])
-                    return recorded
+                let now = ContinuousClock.now
+                if let wait = waiting.withLock({ $0[delivery.transactionId] }), wait.next > now {
+                    firstWaiting = firstWaiting ?? delivery.position
+                    cursor = delivery.position
+                    continue
                 }
-                recorded += 1
-                scanned.withLock { $0 = max($0, delivery.position) }
+                if try await service.finishWithApple(delivery, metadata: RequestMetadata(actor: "finish-transaction-worker")) {
+                    _ = waiting.withLock { $0.removeValue(forKey: delivery.transactionId) }
+                    recorded += 1
+                    failuresInARow = 0
+                } else {
+                    let failures = waiting.withLock { waiting -> Int in
+                        let failures = (waiting[delivery.transactionId]?.failures ?? 0) + 1
+                        waiting[delivery.transactionId] = (failures, ContinuousClock.now + Self.backoff(afterFailures: failures))
+                        return failures
+                    }
+                    logger.notice(
+                        "Apple could not finish a transaction now; it is asked again later",
+                        metadata: ["transaction_id": "\(delivery.transactionId)", "failures": "\(failures)"])
+                    firstWaiting = firstWaiting ?? delivery.position
+                    failuresInARow += 1
+                    if failuresInARow >= 3 { return recorded }
+                }
+                cursor = delivery.position
             }
         }
+    }
+
+    /// 2 s after the first failure, doubling, at most an hour.
+    static func backoff(afterFailures failures: Int) -> Duration {
+        .seconds(min(3_600, 1 << min(max(failures, 1), 12)))
     }
 }

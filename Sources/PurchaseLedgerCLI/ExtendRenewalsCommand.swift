@@ -50,10 +50,11 @@ struct ExtendRenewalsCommand: AsyncParsableCommand {
         let (poll, timeout) = (Duration.seconds(pollSeconds), Duration.seconds(timeoutSeconds))
         let completed = try await database.withAskingApple(logger: logger) { service, _ -> MassRenewalExtensionCompleted? in
             let metadata = RequestMetadata(actor: "cli")
-            let requested = try await service.requestMassExtension(
+            let asked = try await service.requestMassExtension(
                 productId: product, days: days, reason: reason, storefronts: storefronts, environment: environment, note: note, metadata: metadata)
-            print("request \(requested.requestId): extend every active subscription of \(product) by \(days) days (\(reason.rawValue))")
-            return try await service.followMassExtension(requested, pollEvery: poll, timeout: timeout, metadata: metadata) { status in
+            if asked.resumed { print("following request \(asked.requested.requestId), which an earlier run left unfinished") }
+            print("request \(asked.requested.requestId): extend every active subscription of \(product) by \(days) days (\(reason.rawValue))")
+            return try await service.followMassExtension(asked, pollEvery: poll, timeout: timeout, metadata: metadata) { status in
                 if status.complete != true { print("not complete yet: \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed so far") }
             }
         }

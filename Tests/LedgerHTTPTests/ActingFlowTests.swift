@@ -147,6 +147,16 @@ struct ActingFlowTests {
             let acts = try await ledger.events("AppAccountTokenSet")
             guard case .appAccountTokenSet(let act)? = acts.first else { throw HarnessError("not recorded") }
             #expect(act.outcome == "set" && act.previousUserId == "x-anon" && act.answerDocumentSha256 != nil)
+            #expect(ledger.simulator.appAccountTokensSet == 1)
+            // A PUT again (a retry, a double submit): the first act's answer; Apple is not asked
+            // again and no second act is recorded.
+            let again = try await ledger.request(
+                .PUT, "/v1/transactions/\(original)/app-account-token", body: #"{"app_account_token":"\#(token)"}"#, token: Self.support)
+            #expect(again.status == 200, "\(again.json)")
+            #expect(again.json["owner_user_id"] as? String == "x-alice")
+            #expect(ledger.simulator.appAccountTokensSet == 1)
+            #expect(try await ledger.events("AppAccountTokenSet").count == 1)
+            #expect(try await ledger.events("OwnershipTransferred").count == 1)
             // Apple holds the token now: its signed transaction says so.
             let signed = ledger.simulator.transactions(of: "apple-anon").first { $0.originalTransactionId == original }
             #expect(signed?.appAccountToken?.uuidString.lowercased() == token.lowercased())
@@ -192,6 +202,32 @@ struct FinishTransactionFlowTests {
             let timeline = try await ledger.get("/v1/timelines/transactions/\(transactions[0])", token: LedgerHarness.financeToken)
             let summaries = (timeline.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["summary"] as? String }
             #expect(summaries.contains { $0.hasPrefix("Finished transaction \(transactions[0]) with Apple") }, "\(summaries)")
+        }
+    }
+
+    @Test("a transaction Apple does not know yet (404 4040010) is asked again on its own backoff and holds back none after it")
+    func unknownToAppleWaits() async throws {
+        try await LedgerHarness.with(askApple: true, finishTransactions: true) { ledger in
+            // A signed transaction Apple's Server API has not heard of (ids of its own, signed
+            // by the CA the ledger trusts), delivered first; then an ordinary purchase.
+            let bought = try await ledger.simulator.purchase(appleId: "apple-f9", productId: "com.example.removeads", environment: .production)
+            var fields = try #require(ActingProofTests.payload(ofJWS: bought.signedTransaction))
+            fields["transactionId"] = "340000999999991"
+            fields["originalTransactionId"] = "340000999999991"
+            let unknown = try ledger.simulator.certificateAuthority.sign(payloadJSON: JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]))
+            #expect(try await ledger.post("/v1/transactions", ["user_id": "f-9", "signed_transaction": unknown]).outcome == "delivered")
+            let (_, coins) = try await ledger.orderAndBuy(user: "f-10", product: "com.example.coins100", appleId: "apple-f10")
+            #expect(try await ledger.submit(user: "f-10", purchase: coins).outcome == "delivered")
+
+            try await ledger.eventually("the purchase after it is finished", within: .seconds(30)) {
+                try await ledger.count("TransactionFinished") == 1
+            }
+            #expect(ledger.simulator.finishRequestCounts[coins.transactionId] == 1)
+            // The unknown one: asked again (2 s, then 4 s later), never recorded as refused.
+            try await ledger.eventually("Apple is asked again about the unknown transaction", within: .seconds(30)) {
+                ledger.simulator.serverAPICalls(to: .finishTransaction) - ledger.simulator.finishRequestCounts.values.reduce(0, +) >= 2
+            }
+            #expect(try await ledger.count("TransactionFinished") == 1, "nothing recorded for the transaction Apple does not know")
         }
     }
 

@@ -2,6 +2,7 @@ import AppleSimulator
 import Foundation
 import Ledger
 import LedgerStore
+import LedgerWebhooks
 import Postgres
 import Testing
 
@@ -13,9 +14,12 @@ struct MassExtensionTests {
     static let yearly = "com.example.pro.yearly"
     static let count = 500
 
-    @Test("500 subscriptions extended once each with Apple answering 429 to status polls: expiries moved, each told once, the request and its completion recorded")
+    @Test("500 subscriptions extended once each with Apple down for the request and answering 429 to status polls past the client's waits: the request recorded first and sent again, never twice; every expiry moved; each told once to a webhook endpoint; the act in each subscription's timeline")
     func massExtension() async throws {
-        try await LedgerHarness.with(askApple: true) { ledger in
+        let receiver = WebhookReceiver(signer: try WebhookFlowTests.signer())
+        try await receiver.start()
+        defer { Task { await receiver.stop() } }
+        try await LedgerHarness.with(askApple: true, webhooks: [WebhookEndpoint(name: "backend", url: receiver.url)]) { ledger in
             // 500 subscribers from 8 clients; the yearly plan has no free trial (Apple extends none).
             let originals = try await withThrowingTaskGroup(of: [String].self) { group in
                 for client in 0..<8 {
@@ -33,22 +37,41 @@ struct MassExtensionTests {
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             #expect(originals.count == Self.count)
-            let sample = Array(originals.prefix(5))
             var before: [String: String] = [:]
-            for original in sample { before[original] = try await ledger.get("/v1/subscriptions/\(original)").json["expires_at"] as? String }
+            for original in originals { before[original] = try await ledger.get("/v1/subscriptions/\(original)").json["expires_at"] as? String }
 
-            // Apple rate limits some status polls: the client waits as asked, the follower polls on.
-            ledger.simulator.injectServerAPIFailure(ServerAPIFailureRule(.rateLimited(retryAfterSeconds: 1), next: 3, endpoint: .massExtendRenewalDateStatus))
+            // Apple down for the request, past the client's retries: nothing extended, the
+            // request recorded and left unfinished.
             let service = ledger.server.service
             let metadata = RequestMetadata(actor: "test")
-            let requested = try await service.requestMassExtension(
+            ledger.simulator.injectServerAPIFailure(ServerAPIFailureRule(.serverError(status: 503), next: 20, endpoint: .massExtendRenewalDate))
+            await #expect(throws: LedgerServiceError.self) {
+                _ = try await service.requestMassExtension(
+                    productId: Self.yearly, days: 7, reason: .serviceIssue, storefronts: nil, environment: .production, note: "outage of the 3rd",
+                    metadata: metadata)
+            }
+            #expect(ledger.simulator.massRenewalExtensions.isEmpty)
+            #expect(try await ledger.count("MassRenewalExtensionRequested") == 1)
+            ledger.simulator.clearServerAPIFailures()
+
+            // Run again: the recorded request is sent again, not a second one. Apple rate
+            // limits a dozen status polls, more than the client's own waits absorb, so the
+            // follower's polls meet 429s too.
+            let statusCalls = ledger.simulator.serverAPICalls(to: .massExtendRenewalDateStatus)
+            ledger.simulator.injectServerAPIFailure(ServerAPIFailureRule(.rateLimited(retryAfterSeconds: 1), next: 12, endpoint: .massExtendRenewalDateStatus))
+            let asked = try await service.requestMassExtension(
                 productId: Self.yearly, days: 7, reason: .serviceIssue, storefronts: nil, environment: .production, note: "outage of the 3rd",
                 metadata: metadata)
-            #expect(ledger.simulator.massRenewalExtensions.map(\.requestIdentifier) == [requested.requestId], "Apple holds the request")
-            let completed = try #require(try await service.followMassExtension(requested, pollEvery: .milliseconds(200), timeout: .seconds(120), metadata: metadata))
+            #expect(asked.resumed)
+            #expect(ledger.simulator.massRenewalExtensions.map(\.requestIdentifier) == [asked.requested.requestId], "Apple holds one request")
+            let completed = try #require(try await service.followMassExtension(asked, pollEvery: .milliseconds(200), timeout: .seconds(180), metadata: metadata))
             #expect(completed.succeededCount == Int64(Self.count) && completed.failedCount == 0)
+            #expect(completed.answerDocumentSha256 != nil, "Apple's answer to the request is kept with the completion")
+            #expect(ledger.simulator.serverAPICalls(to: .massExtendRenewalDateStatus) - statusCalls > 12, "the 429s were served, then a status")
             #expect(try await ledger.count("MassRenewalExtensionRequested") == 1)
             #expect(try await ledger.count("MassRenewalExtensionCompleted") == 1)
+            // A third run of the same extension starts a new request: the first is complete.
+            #expect(try await ledger.server.service.reads.unfinishedMassExtensions(productId: Self.yearly, environment: "Production").isEmpty)
 
             // Each extended once at Apple, each told to the ledger.
             let extended = ledger.simulator.renewalExtensions.filter { $0.massExtensionProductId == Self.yearly }
@@ -59,26 +82,34 @@ struct MassExtensionTests {
                     try $0.query("SELECT count(*) FROM events WHERE event_type = 'AppleNotificationReceived' AND payload->>'notification_type' = 'RENEWAL_EXTENDED'")[0].decode(0, as: Int64.self)
                 } == Int64(Self.count)
             }
-            // Expiries moved by 7 days.
+            // Every expiry moved by 7 days.
             let formatter = ISO8601DateFormatter.withFractions
-            for original in sample {
+            var notMoved: [String] = []
+            for original in originals {
                 let after = try #require(try await ledger.get("/v1/subscriptions/\(original)").json["expires_at"] as? String)
                 let moved = (formatter.date(from: after)?.timeIntervalSince1970 ?? 0) - (formatter.date(from: before[original] ?? "")?.timeIntervalSince1970 ?? 0)
-                #expect(moved == 7 * 86_400, "\(original): \(before[original] ?? "?") → \(after)")
+                if moved != 7 * 86_400 { notMoved.append("\(original): \(before[original] ?? "?") → \(after)") }
             }
-            // Told once each to the app's backends.
+            #expect(notMoved.isEmpty, "\(notMoved.prefix(5))")
+            // Told once each to the app's backend, at its endpoint.
+            try await ledger.eventually("every extension reaches the endpoint", within: .seconds(120)) {
+                Set(receiver.acknowledged.filter { $0.type == "subscription.extended" }.map { $0.data["original_transaction_id"] as? String ?? "" }).count == Self.count
+            }
             var told: [String: Int] = [:]
-            var after = 0
-            while true {
-                let page = try await ledger.get("/v1/events?after=\(after)&limit=1000")
-                let events = page.json["events"] as? [[String: Any]] ?? []
-                if events.isEmpty { break }
-                for event in events where event["type"] as? String == "subscription.extended" {
-                    told[(event["data"] as? [String: Any])?["original_transaction_id"] as? String ?? "", default: 0] += 1
-                }
-                after = page.json["next"] as? Int ?? after
+            for arrival in receiver.acknowledged where arrival.type == "subscription.extended" {
+                told[arrival.data["original_transaction_id"] as? String ?? "", default: 0] += 1
             }
-            #expect(told.count == Self.count && told.values.allSatisfy { $0 == 1 }, "\(told.count) subscriptions told, repeats: \(told.filter { $0.value != 1 }.count)")
+            let repeated = told.filter { $0.value != 1 }.count
+            #expect(Set(told.keys) == Set(originals))
+            #expect(repeated == 0, "\(repeated) subscriptions told more than once")
+            let unsigned = receiver.arrivals.filter { $0.type == "subscription.extended" && !$0.signatureValid }
+            #expect(unsigned.isEmpty, "every message signed")
+
+            // The act in a subscription's timeline: who asked, why, and Apple's completion.
+            let timeline = try await ledger.get("/v1/timelines/transactions/\(originals[0])", token: LedgerHarness.financeToken)
+            #expect(timeline.status == 200)
+            let types = (timeline.json["entries"] as? [[String: Any]] ?? []).map { $0["type"] as? String ?? "" }
+            #expect(types.contains("MassRenewalExtensionRequested") && types.contains("MassRenewalExtensionCompleted"), "\(types)")
         }
     }
 }

@@ -6,7 +6,8 @@ public struct TimelineProjection: Projection {
     public init() {}
     public let name = "timelines"
     /// 2: offer signatures, and the purchases that redeem them linked to them.
-    public let version: Int32 = 2
+    /// 3: mass renewal extensions, and the subscriptions Apple told about them linked to them.
+    public let version: Int32 = 3
     public let tables = ["projection_timeline_events", "projection_timeline_links"]
     /// Both are sets of (subject, position) and (subject, includes), and hold most of a
     /// rebuild's rows: keeping their index entries up row by row costs much of its time in
@@ -24,6 +25,14 @@ public struct TimelineProjection: Projection {
         /// offer includes them.
         public static func offer(userId: String, productId: String, offerId: String) -> String {
             "offer:\(userId.utf8.count):\(userId):\(productId.utf8.count):\(productId):\(offerId)"
+        }
+        /// The mass renewal extensions of one product in one environment: a subscription Apple
+        /// says it extended (RENEWAL_EXTENDED) or could not (RENEWAL_EXTENSION) includes them,
+        /// so its timeline shows who asked, why, and Apple's summary. Apple's per-subscription
+        /// notifications name no request, so every mass extension of the product is shown,
+        /// each with its request id and date.
+        public static func massExtensions(productId: String, environment: String) -> String {
+            "mass-extension:\(environment):\(productId)"
         }
     }
 
@@ -78,6 +87,11 @@ public struct TimelineProjection: Projection {
             links = [(user(t.fromUserId), transaction(t.originalTransactionId)), (user(t.toUserId), transaction(t.originalTransactionId))]
         case .appleNotificationReceived(let n):
             about = Array(Set([n.transactionId, n.originalTransactionId].compactMap { $0 }.filter { !$0.isEmpty })).sorted().map(transaction)
+            if ["RENEWAL_EXTENDED", "RENEWAL_EXTENSION"].contains(n.notificationType), let product = n.productId, let environment = n.environment {
+                let mass = Subject.massExtensions(productId: product, environment: environment)
+                if n.subtype == "SUMMARY" { about.append(mass) }
+                if let original = n.originalTransactionId, !original.isEmpty { links = [(transaction(original), mass)] }
+            }
         case .purchaseRefunded(let r):
             about = [transaction(r.transactionId)]
             links = [(user(r.userId), transaction(r.transactionId))]
@@ -109,9 +123,13 @@ public struct TimelineProjection: Projection {
             about = [transaction(f.transactionId)]
         case .offerSignatureIssued(let o):
             about = [user(o.userId)] + (o.offerId.map { [Subject.offer(userId: o.userId, productId: o.productId, offerId: $0)] } ?? [])
-        case .reconciliationCompleted, .massRenewalExtensionRequested, .massRenewalExtensionCompleted:
-            // About a product's subscribers, not one subject: each subscription's own
-            // RENEWAL_EXTENDED notification is in its timeline.
+        case .massRenewalExtensionRequested(let m):
+            about = [Subject.massExtensions(productId: m.productId, environment: m.environment)]
+        case .massRenewalExtensionCompleted(let m):
+            // The completion names no environment; the request it completes does, and both
+            // are on the request's stream, so the completion joins the request's subjects.
+            about = [Subject.massExtensions(productId: m.productId, environment: m.environment ?? "Production")]
+        case .reconciliationCompleted:
             return []
         case .catalogLoaded, .appStoreReportImported, .pricePointsRefreshed, .unknown:
             return []
