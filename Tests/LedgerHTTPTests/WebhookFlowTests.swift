@@ -2,6 +2,8 @@ import Foundation
 import Ledger
 import LedgerWebhooks
 import Postgres
+import Spawning
+import Synchronization
 import Testing
 
 /// Webhooks end to end in one process: a real server delivering over HTTP to receivers on
@@ -93,21 +95,28 @@ struct WebhookFlowTests {
                 #expect(NSDictionary(dictionary: body).isEqual(to: arrival.json), "\(arrival.id) served as sent")
             }
 
-            // Redelivery of a range: the same ids and bytes again.
-            let first = try #require(told.first).data["position"] as? Int ?? 0
+            // Redelivery of a range of positions, by the command an operator runs: the same ids
+            // and bytes again, and only that range's.
+            let positions = told.compactMap { $0.data["position"] as? Int }
+            let (first, last) = (try #require(positions.min()), try #require(positions.sorted().dropFirst(2).first))
+            let inRange = Set(told.filter { ($0.data["position"] as? Int).map { (first...last).contains($0) } ?? false }.map(\.id))
+            #expect(inRange.count >= 3)
             let before = receiver.arrivals.count
-            let queued = try await ledger.pool.withConnection {
-                try WebhookRedelivery.queue(endpoint: "backend", from: Int64(first), to: Int64(first), on: $0)
-            }
-            #expect(queued >= 1)
-            try await ledger.eventually("the range is sent again") { receiver.arrivals.count >= before + queued }
+            let redeliver = try await LedgerProcess.run(
+                ["webhooks", "redeliver", "backend", "--from", "\(first)", "--to", "\(last)"], environment: ["DATABASE_URL": ledger.conninfo])
+            #expect(redeliver.exit == ProcessExit(status: 0, signaled: false), "\(redeliver.output)")
+            #expect(redeliver.output.contains("\(inRange.count) messages queued for redelivery to backend"), "\(redeliver.output)")
+            try await ledger.eventually("the range is sent again") { receiver.arrivals.count >= before + inRange.count }
             let again = receiver.arrivals[before...]
             for arrival in again {
                 let original = try #require(told.first { $0.id == arrival.id })
                 #expect(arrival.body == original.body)
                 #expect(arrival.signatureValid)
             }
-            #expect(Set(again.map(\.id)) == Set(told.filter { $0.data["position"] as? Int == first }.map(\.id)))
+            #expect(Set(again.map(\.id)) == inRange)
+            let unknown = try await LedgerProcess.run(
+                ["webhooks", "redeliver", "nobody", "--from", "1"], environment: ["DATABASE_URL": ledger.conninfo])
+            #expect(unknown.exit != ProcessExit(status: 0, signaled: false), "\(unknown.output)")
 
             // Status: nothing waiting once the pass that sent the range is recorded.
             try await ledger.eventually("the redelivery is recorded") {
@@ -116,7 +125,11 @@ struct WebhookFlowTests {
             let status = try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }
             #expect(status.map(\.name) == ["backend"])
             #expect(status.first?.lastError == nil)
-            #expect(status.first?.delivered == Int64(told.count + queued))
+            #expect(status.first?.delivered == Int64(told.count + inRange.count))
+            let printed = try await LedgerProcess.run(["webhooks", "status"], environment: ["DATABASE_URL": ledger.conninfo])
+            #expect(printed.exit == ProcessExit(status: 0, signaled: false), "\(printed.output)")
+            #expect(printed.output.contains("backend \(receiver.url.absoluteString) backlog 0"), "\(printed.output)")
+            #expect(printed.output.contains("last error: none"))
         }
     }
 
@@ -154,6 +167,45 @@ struct WebhookFlowTests {
             try await ledger.eventually("the last pass is recorded") {
                 try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }.first?.backlog == 0
             }
+        }
+    }
+
+    @Test("a message refused for one user holds back only that user's later messages: other users' go on")
+    func othersGoOn() async throws {
+        // Refuses every message up to a position (at first all of them; then up to dave's last
+        // event, so only dave's; then none): the receiver sees ids, whose first part is the
+        // ledger event's position.
+        let refusedUpTo = Mutex<Int>(.max)
+        let receiver = WebhookReceiver(signer: try Self.signer()) { id in
+            Self.order(id).0 <= refusedUpTo.withLock { $0 } ? 500 : 200
+        }
+        try await receiver.start()
+        defer { Task { await receiver.stop() } }
+        try await LedgerHarness.with(webhooks: [WebhookEndpoint(name: "backend", url: receiver.url)]) { ledger in
+            let (_, daves) = try await ledger.orderAndBuy(user: "w-dave", product: "com.example.coins100", appleId: "apple-w4")
+            #expect(try await ledger.submit(user: "w-dave", purchase: daves).outcome == "delivered")
+            #expect(try await ledger.post("/v1/users/w-dave/spend", ["unit": "coins", "amount": 10, "spend_id": "w-s3"]).status == 200)
+            try await ledger.eventually("dave's first message is refused") {
+                receiver.arrivals.contains { $0.status == 500 && $0.data["user_id"] as? String == "w-dave" }
+            }
+            let davesLast = try await ledger.pool.withConnection { try $0.query("SELECT max(position) FROM events")[0].decode(0, as: Int64.self) }
+            refusedUpTo.withLock { $0 = Int(davesLast) }
+            // Erin buys and spends after dave's refused messages: hers arrive while his wait.
+            let (_, erins) = try await ledger.orderAndBuy(user: "w-erin", product: "com.example.coins100", appleId: "apple-w5")
+            #expect(try await ledger.submit(user: "w-erin", purchase: erins).outcome == "delivered")
+            #expect(try await ledger.post("/v1/users/w-erin/spend", ["unit": "coins", "amount": 5, "spend_id": "w-s4"]).status == 200)
+            try await ledger.eventually("erin's messages arrive while dave's are refused", within: .seconds(30)) {
+                receiver.acknowledged.filter { $0.data["user_id"] as? String == "w-erin" }.count == 3
+            }
+            #expect(receiver.acknowledged.allSatisfy { $0.data["user_id"] as? String != "w-dave" })
+            // Only dave's first message was tried: his later ones wait behind it.
+            #expect(Set(receiver.arrivals.filter { $0.data["user_id"] as? String == "w-dave" }.map(\.id)).count == 1)
+            refusedUpTo.withLock { $0 = 0 }
+            try await ledger.eventually("dave's arrive once the endpoint takes them", within: .seconds(60)) {
+                receiver.acknowledged.filter { $0.data["user_id"] as? String == "w-dave" }.count == 3
+            }
+            let daveIds = receiver.acknowledged.filter { $0.data["user_id"] as? String == "w-dave" }.map(\.id)
+            #expect(daveIds == daveIds.sorted { Self.order($0) < Self.order($1) }, "dave's in log order")
         }
     }
 
