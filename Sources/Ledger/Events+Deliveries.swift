@@ -47,13 +47,18 @@ public struct PurchaseDelivered: LedgerEventPayload {
     /// The offer that priced it (Apple's `offerIdentifier`, a receipt's `promotional_offer_id`);
     /// absent without one and in payloads written before it was recorded.
     public var offerIdentifier: String?
+    /// The offer signature that allowed it (`OfferAttribution`): the latest the ledger issued to
+    /// this user for this product's offer before the purchase, still valid then. Apple names the
+    /// offer, never the signature, so this is the ledger's attribution; absent when none was
+    /// issued, without an offer, and in payloads written before it was recorded.
+    public var offerSignatureId: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
         userId: String, orderId: String?, environment: String, purchaseDateMs: Int64?, expiresDateMs: Int64?,
         priceMilliunits: Int64?, currency: String?, appAccountToken: String?, appTransactionId: String?, isTrial: Bool,
         grants: [String: Int64], submissionId: String, match: MatchReason, familyShared: Bool? = nil, storefront: String? = nil,
-        billingPlanType: String? = nil, commitment: Commitment? = nil, offerIdentifier: String? = nil
+        billingPlanType: String? = nil, commitment: Commitment? = nil, offerIdentifier: String? = nil, offerSignatureId: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -78,6 +83,7 @@ public struct PurchaseDelivered: LedgerEventPayload {
         self.billingPlanType = billingPlanType
         self.commitment = commitment
         self.offerIdentifier = offerIdentifier
+        self.offerSignatureId = offerSignatureId
     }
 }
 

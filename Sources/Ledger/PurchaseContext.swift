@@ -19,6 +19,9 @@ public struct PurchaseContext: Sendable, Hashable {
     public var ordersByToken: [String: OrderCreated]
     /// The order the client named, when it named one, whoever's it is.
     public var namedOrder: OrderCreated?
+    /// The offer signatures issued to the submitting user for the offers the evidence redeems
+    /// (`OfferAttribution`), in log order; loaded only when it redeems one.
+    public var offerSignatures: [OfferSignatureIssued] = []
 
     public init(
         catalog: Catalog, bundleId: String, transferPolicy: TransferPolicy = .keep, transactions: [String: TransactionRecord] = [:],

@@ -270,7 +270,8 @@ struct Work {
             currency: entry.currency, appAccountToken: entry.appAccountToken, appTransactionId: entry.appTransactionId,
             isTrial: entry.isTrial, grants: grants, submissionId: submission.submissionId, match: match,
             familyShared: entry.isFamilyShared ? true : nil, storefront: entry.storefront,
-            billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment, offerIdentifier: entry.offerIdentifier)
+            billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment, offerIdentifier: entry.offerIdentifier,
+            offerSignatureId: OfferAttribution.signature(allowing: entry, userId: submission.userId, among: context.offerSignatures)?.signatureId)
     }
 
     /// The order this purchase pays for, and how it was found (ARCHITECTURE §4: a token or

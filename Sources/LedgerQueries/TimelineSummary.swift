@@ -39,7 +39,7 @@ enum TimelineSummary {
             let expires = d.expiresDateMs.map { ", expires \(RevenueDay.iso8601($0))" } ?? ""
             return "Delivered \(d.quantity) × \(d.productId) to user \(d.userId)\(grants.isEmpty ? "" : " (\(grants))"): transaction \(d.transactionId)"
                 + " (original \(d.originalTransactionId))\(Self.storefront(d.storefront)), \(d.environment)\(purchased)\(expires)"
-                + "\(Self.commitment(d.billingPlanType, d.commitment))\(d.offerIdentifier.map { ", redeeming offer \($0)" } ?? ""), matched by \(d.match.rawValue)"
+                + "\(Self.commitment(d.billingPlanType, d.commitment))\(d.offerIdentifier.map { ", redeeming offer \($0)" } ?? "")\(d.offerSignatureId.map { " (signature \($0))" } ?? ""), matched by \(d.match.rawValue)"
         case .subscriptionRenewalSeen(let r):
             let expires = r.expiresDateMs.map { " until \(RevenueDay.iso8601($0))" } ?? ""
             return "Subscription \(r.originalTransactionId) renewed: transaction \(r.transactionId)\(Self.storefront(r.storefront))\(expires)"

@@ -48,7 +48,19 @@ package struct ContextLoader {
         // (BENCHMARKS.md, 'Why the code is shaped so'). Their generic plans are the same index
         // scans; this applies until the pipeline's implicit transaction ends.
         let generic: SQL = .prepared("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
-        let sent = try connection.pipeline([generic, CatalogStore.headQuery, transactions, refunds, owners, openOrders, byToken, named])
+        // The signatures the user was given, when the evidence redeems an offer (most redeems
+        // none, and then nothing is asked): from the log, through its partial index by user
+        // (migration 0024), since a projection could trail a purchase made right after its
+        // signature.
+        let redeemsOffer = userId != nil && evidence.entries.contains { $0.offerIdentifier != nil }
+        var statements = [generic, CatalogStore.headQuery, transactions, refunds, owners, openOrders, byToken, named]
+        if redeemsOffer {
+            statements.append(.prepared("""
+                SELECT payload FROM events
+                WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId ?? "") ORDER BY position
+                """))
+        }
+        let sent = try connection.pipeline(statements)
         context.catalog = try catalogs.current(head: sent[1][0].decode(0), on: connection)
         let results = Array(sent.dropFirst(2))
 
@@ -65,6 +77,13 @@ package struct ContextLoader {
         if userId != nil { context.openOrders = try orders(results[3]) }
         for order in try orders(results[4]) { context.ordersByToken[order.appAccountToken] = order }
         if namedOrderId != nil { context.namedOrder = try orders(results[5]).first }
+        if redeemsOffer {
+            context.offerSignatures = try results[6].compactMap {
+                guard case .offerSignatureIssued(let issued) = try LedgerEvent(type: OfferSignatureIssued.eventType, payload: Data($0.decode(0, as: JSONB.self).bytes))
+                else { return nil }
+                return issued
+            }
+        }
         return context
     }
 

@@ -26,7 +26,10 @@ struct ActingProofTests {
             let order = try await ledger.post("/v1/orders", ["user_id": "p-lee", "product_id": Self.monthly])
             let orderToken = try #require(order.json["app_account_token"] as? String)
             let token = try #require(UUID(uuidString: orderToken))
-            // A signature of another offer first, which the purchase does not redeem; then the one it does.
+            // An earlier signature of the offer, and one of another offer, which the purchase
+            // does not redeem; then the one it does.
+            let stale = try await Self.signLegacy(ledger, user: "p-lee", offer: "LOYAL")
+            _ = try await ledger.simulator.advance(by: .seconds(60))
             let decoy = try await Self.signLegacy(ledger, user: "p-lee", offer: "OTHER")
             let signed = try await Self.signLegacy(ledger, user: "p-lee", offer: "LOYAL")
             #expect(decoy.status == 201 && signed.status == 201, "\(signed.json)")
@@ -71,7 +74,13 @@ struct ActingProofTests {
             #expect(Self.data(entry)["nonce"] as? String == offer.nonce.uuidString.lowercased())
             #expect((entry["summary"] as? String)?.contains("(signature \(named.signatureId))") == true, "\(Self.summaries(entries))")
             #expect(!entries.contains { Self.data($0)["signature_id"] as? String == other.signatureId }, "\(Self.summaries(entries))")
-            #expect(Self.summaries(entries).contains { $0.contains("redeeming offer LOYAL") }, "\(Self.summaries(entries))")
+            #expect(Self.summaries(entries).contains { $0.contains("redeeming offer LOYAL (signature \(named.signatureId))") }, "\(Self.summaries(entries))")
+            // Named alone: the offer's earlier signature is not the one that allowed it.
+            let staleId = try Self.legacyOffer(stale, offerId: "LOYAL").nonce.uuidString.lowercased()
+            #expect(!entries.contains { Self.data($0)["nonce"] as? String == staleId }, "\(Self.summaries(entries))")
+            let deliveries = try await ledger.events(PurchaseDelivered.eventType)
+            guard case .purchaseDelivered(let recorded)? = deliveries.last else { throw HarnessError("no delivery") }
+            #expect(recorded.offerSignatureId == named.signatureId)
 
             // StoreKit takes a legacy signature up to the expires_at the ledger answered, to the
             // millisecond, on the simulated clock the ledger reads: a second signature of the

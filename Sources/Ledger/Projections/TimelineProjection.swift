@@ -7,7 +7,8 @@ public struct TimelineProjection: Projection {
     public let name = "timelines"
     /// 2: offer signatures, and the purchases that redeem them linked to them.
     /// 3: mass renewal extensions, and the subscriptions Apple told about them linked to them.
-    public let version: Int32 = 3
+    /// 4: a purchase links to the one offer signature that allowed it, when the ledger knows it.
+    public let version: Int32 = 4
     public let tables = ["projection_timeline_events", "projection_timeline_links"]
     /// Both are sets of (subject, position) and (subject, includes), and hold most of a
     /// rebuild's rows: keeping their index entries up row by row costs much of its time in
@@ -23,6 +24,8 @@ public struct TimelineProjection: Projection {
         public static func submission(_ id: String) -> String { "submission:" + id }
         /// The signatures issued to one user for one product's offer: a purchase redeeming that
         /// offer includes them.
+        /// One offer signature: the purchase it allowed includes it.
+        public static func offerSignature(_ signatureId: String) -> String { "offer-signature:" + signatureId }
         public static func offer(userId: String, productId: String, offerId: String) -> String {
             "offer:\(userId.utf8.count):\(userId):\(productId.utf8.count):\(productId):\(offerId)"
         }
@@ -69,8 +72,11 @@ public struct TimelineProjection: Projection {
             if d.originalTransactionId != d.transactionId { links.append((transaction(d.originalTransactionId), transaction(d.transactionId))) }
             // Both ways: the order's timeline shows the delivery, the transaction's the order.
             if let o = d.orderId { links.append((transaction(d.transactionId), order(o))) }
-            // A redeemed offer: the purchase's timeline names the signatures that allowed it.
-            if let offer = d.offerIdentifier {
+            // A redeemed offer: the purchase's timeline names the signature that allowed it, or,
+            // recorded before the ledger attributed one, every signature of that offer.
+            if let signature = d.offerSignatureId {
+                links.append((transaction(d.transactionId), Subject.offerSignature(signature)))
+            } else if let offer = d.offerIdentifier {
                 links.append((transaction(d.transactionId), Subject.offer(userId: d.userId, productId: d.productId, offerId: offer)))
             }
         case .subscriptionRenewalSeen(let r):
@@ -122,7 +128,8 @@ public struct TimelineProjection: Projection {
         case .transactionFinished(let f):
             about = [transaction(f.transactionId)]
         case .offerSignatureIssued(let o):
-            about = [user(o.userId)] + (o.offerId.map { [Subject.offer(userId: o.userId, productId: o.productId, offerId: $0)] } ?? [])
+            about = [user(o.userId), Subject.offerSignature(o.signatureId)]
+                + (o.offerId.map { [Subject.offer(userId: o.userId, productId: o.productId, offerId: $0)] } ?? [])
         case .massRenewalExtensionRequested(let m):
             about = [Subject.massExtensions(productId: m.productId, environment: m.environment)]
         case .massRenewalExtensionCompleted(let m):
