@@ -193,13 +193,14 @@ public enum WebhookRedelivery {
         let known: Int64 = try connection.query("SELECT count(*) FROM webhook_endpoints WHERE name = \(endpoint)")[0].decode(0)
         guard known == 1 else { throw UnknownEndpoint(name: endpoint) }
         // Only messages at or before the endpoint's position: those after it are still to be
-        // sent once anyway.
+        // sent once anyway. One already waiting (refused, its retry an hour away) becomes due
+        // now, its attempts kept: whoever asks for a redelivery knows the receiver is back.
         return try connection.execute("""
-            INSERT INTO webhook_outstanding (endpoint, position, sequence, user_key)
+            INSERT INTO webhook_outstanding AS o (endpoint, position, sequence, user_key)
             SELECT \(endpoint), m.position, m.sequence, coalesce(m.user_id, '')
             FROM projection_webhook_events m, webhook_endpoints e
             WHERE e.name = \(endpoint) AND m.position >= \(from) AND m.position <= least(e.position, \(to ?? Int64.max))
-            ON CONFLICT (endpoint, position, sequence) DO NOTHING
+            ON CONFLICT (endpoint, position, sequence) DO UPDATE SET next_attempt_at = least(o.next_attempt_at, clock_timestamp())
             """)
     }
 
