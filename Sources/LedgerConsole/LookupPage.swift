@@ -59,10 +59,17 @@ struct LookupPage: Sendable {
             return position
         }
         // Every kind of subject the id names, so a user id that is also a transaction id shows
-        // both: asked at once, each on its own connection.
-        async let asUser = console.reads.timeline(.user, query)
-        async let asOrder = console.reads.timeline(.order, query)
-        async let asTransaction = console.reads.timeline(.transaction, query)
+        // both: asked at once, each on its own connection. Only what the page shows is summed
+        // up and given Apple's evidence: its window of the table, the refund requests and the
+        // spends.
+        let shown: TimelineShown = { positions, types in
+            var indices = Set(Self.page(of: positions, before: before))
+            for (index, type) in types.enumerated() where Self.listedApart(type) { indices.insert(index) }
+            return indices
+        }
+        async let asUser = console.reads.timeline(.user, query, shown: shown)
+        async let asOrder = console.reads.timeline(.order, query, shown: shown)
+        async let asTransaction = console.reads.timeline(.transaction, query, shown: shown)
         // The user's view (balances, entitlements) beside them, in case the id is a user's: a
         // user's page then waits on one round of reads, not the timeline's and then the view's.
         // For any other id it finds nothing, and is not awaited.
@@ -124,7 +131,7 @@ struct LookupPage: Sendable {
             "verified": timeline.verified, "headHash": timeline.headHash ?? "none yet", "position": timeline.verifiedPosition,
             "count": timeline.entries.count,
         ] as [String: Any]
-        let shown = Self.page(of: timeline.entries, before: before)
+        let shown = Self.page(of: timeline.entries.map(\.position), before: before)
         values["entries"] = timeline.entries[shown].map(entry)
         if shown.count < timeline.entries.count {
             func link(_ position: Int64?) -> String { ConsoleLinks.lookup(timeline.subject, as: timeline.kind.rawValue, before: position) }
@@ -137,6 +144,7 @@ struct LookupPage: Sendable {
             ] as [String: Any]
         }
         values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(entry)
+        // (`listedApart` names both lists' types, so their entries are read in full.)
         if timeline.kind == .user {
             let user = if let read { read } else { try await console.reads.user(timeline.subject) }
             values["user"] = [
@@ -168,12 +176,16 @@ struct LookupPage: Sendable {
         values["ownerships"] = ownerships
     }
 
-    /// The indices of the entries one page shows: the last `entriesPerPage` before position
-    /// `before` (all of them when nil).
-    static func page(of entries: [TimelineView.Entry], before: Int64?) -> Range<Int> {
-        let end = before.map { position in entries.firstIndex { $0.position >= position } ?? entries.count } ?? entries.count
+    /// The indices of the entries one page shows, given every entry's position in log order:
+    /// the last `entriesPerPage` before position `before` (the last ones when nil).
+    static func page(of positions: [Int64], before: Int64?) -> Range<Int> {
+        let end = before.map { position in positions.firstIndex { $0 >= position } ?? positions.count } ?? positions.count
         return max(0, end - entriesPerPage)..<end
     }
+
+    /// Entries the page lists apart from the table, whatever its window: refund requests and
+    /// spends.
+    static func listedApart(_ type: String) -> Bool { type.hasPrefix("Consumption") || type == "BalanceSpent" }
 
     /// One timeline row; `country` is the storefront the event recorded (a delivery, a renewal,
     /// Apple's Get Transaction Info), empty for the others.

@@ -35,9 +35,17 @@ public struct TimelineView: Sendable, Hashable {
     public var verifiedPosition: Int64
 }
 
+/// The entries of a timeline a caller shows in full, by index, given every entry's position and
+/// type in log order: the others keep their position, time, type, stream and payload, without a
+/// summary, Apple's evidence or the payload decoded as an event (`ReadModels.timeline`).
+public typealias TimelineShown = @Sendable (_ positions: [Int64], _ types: [String]) -> Set<Int>
+
 extension ReadModels {
-    /// Nil when nothing in the ledger concerns `id` as that kind of subject.
-    public func timeline(_ kind: TimelineView.Kind, _ id: String) async throws -> TimelineView? {
+    /// Nil when nothing in the ledger concerns `id` as that kind of subject. `shown` (nil: all)
+    /// names the entries worth their summary and Apple's evidence: the console's look-up shows
+    /// 100 of a user's hundreds, and decoding, summing up and citing the rest was most of its
+    /// time (BENCHMARKS.md). The chain's verdict covers every entry either way.
+    public func timeline(_ kind: TimelineView.Kind, _ id: String, shown: TimelineShown? = nil) async throws -> TimelineView? {
         try await mappingDatabaseErrors {
             let subject = kind.rawValue + ":" + id
             let (rows, matching, checkpoint) = try await withConsistentConnection { connection in
@@ -46,25 +54,38 @@ extension ReadModels {
                 return (rows, matching, try ChainWatch.state(on: connection))
             }
             guard !rows.isEmpty else { return nil }
+            let positions: [Int64] = try rows.map { try $0.decode(0) }
+            let types: [String] = try rows.map { try $0.decode(2) }
+            let full = shown.map { $0(positions, types) }
             var entries: [TimelineView.Entry] = []
-            var events: [(Int64, LedgerEvent)] = []
-            for row in rows {
+            entries.reserveCapacity(rows.count)
+            // Which transactions the timeline speaks of (Apple's evidence cites only those), and
+            // Apple's answers among the entries shown in full.
+            var transactions = Set(kind == .transaction ? [id] : [])
+            var answers: [(index: Int, answer: AppleResponded)] = []
+            for (index, row) in rows.enumerated() {
                 let payload = try row.decode(LedgerReads.timelinePayloadColumn, as: JSONB.self).bytes
-                let metadata = try? LedgerJSON.decode(RequestMetadata.self, from: row.decode(LedgerReads.timelineMetadataColumn, as: JSONB.self).bytes)
-                let type: String = try row.decode(2)
+                let type = types[index]
                 // Read once without the decoder when it can be (JSONValue+Parsing,
                 // PayloadValueDecoder): through JSONDecoder, twice, the payload was most of a
                 // long timeline's time.
                 let value = JSONValue.parsedQuickly(payload)
-                let event = try value.flatMap { LedgerEvent.decodedQuickly(type: type, value: $0) } ?? LedgerEvent(type: type, bytes: payload)
-                events.append((try row.decode(0), event))
+                if case .object(let fields)? = value {
+                    Self.noteTransactions(of: type, fields, in: &transactions)
+                }
+                var summary = ""
+                if full?.contains(index) ?? true {
+                    let metadata = try? LedgerJSON.decode(RequestMetadata.self, from: row.decode(LedgerReads.timelineMetadataColumn, as: JSONB.self).bytes)
+                    let event = try value.flatMap { LedgerEvent.decodedQuickly(type: type, value: $0) } ?? LedgerEvent(type: type, bytes: payload)
+                    if value == nil { Self.noteTransactions(of: event, in: &transactions) }
+                    if case .appleResponded(let answer) = event { answers.append((index, answer)) }
+                    summary = TimelineSummary.line(for: event, actor: metadata?.actor)
+                }
                 entries.append(TimelineView.Entry(
-                    position: try row.decode(0), recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
-                    summary: TimelineSummary.line(for: event, actor: metadata?.actor),
-                    data: try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))))
+                    position: positions[index], recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
+                    summary: summary, data: try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))))
             }
-            entries = try await addingAppleEvidence(to: entries, events: events, subject: kind == .transaction ? id : nil)
-            let positions = entries.map(\.position)
+            entries = try await addingAppleEvidence(to: entries, answers: answers, transactions: transactions)
             // The checkpoint may trail the newest entries by a moment: move it to them (the
             // runner may be moving it too, so the state is read again after each step).
             let chain = runner.chain
@@ -82,31 +103,42 @@ extension ReadModels {
         }
     }
 
+    /// The transactions an event of `type` speaks of, read from its payload's fields as the
+    /// events name them (`transaction_id`, `original_transaction_id`), so entries not shown in
+    /// full need no decoding to say which receipt entries are this timeline's.
+    static func noteTransactions(of type: String, _ fields: [String: JSONValue], in transactions: inout Set<String>) {
+        switch type {
+        case PurchaseDelivered.eventType, PurchaseRefunded.eventType, SubscriptionRenewalSeen.eventType:
+            for key in ["transaction_id", "original_transaction_id"] {
+                if let id = fields[key]?.stringValue { transactions.insert(id) }
+            }
+        case ReceiptSubmitted.eventType:
+            if let id = fields["transaction_id"]?.stringValue, !id.isEmpty { transactions.insert(id) }
+        default: break
+        }
+    }
+
+    /// The same, from a decoded event (a payload the quick reader left to the decoder).
+    static func noteTransactions(of event: LedgerEvent, in transactions: inout Set<String>) {
+        switch event {
+        case .purchaseDelivered(let d): transactions.formUnion([d.transactionId, d.originalTransactionId])
+        case .purchaseRefunded(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
+        case .subscriptionRenewalSeen(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
+        case .receiptSubmitted(let s): if let t = s.transactionId, !t.isEmpty { transactions.insert(t) }
+        default: break
+        }
+    }
+
     /// Adds to each of Apple's answers the receipt entries about the timeline's transactions:
     /// dates of purchase, expiry and cancellation as Apple stated them, from the stored body.
     private func addingAppleEvidence(
-        to entries: [TimelineView.Entry], events: [(Int64, LedgerEvent)], subject: String?
+        to entries: [TimelineView.Entry], answers: [(index: Int, answer: AppleResponded)], transactions: Set<String>
     ) async throws -> [TimelineView.Entry] {
-        var transactions = Set(subject.map { [$0] } ?? [])
-        for (_, event) in events {
-            switch event {
-            case .purchaseDelivered(let d): transactions.formUnion([d.transactionId, d.originalTransactionId])
-            case .purchaseRefunded(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
-            case .subscriptionRenewalSeen(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
-            case .receiptSubmitted(let s): if let t = s.transactionId, !t.isEmpty { transactions.insert(t) }
-            default: break
-            }
-        }
-        // Every body Apple sent for this timeline, in one query.
-        let cited = events.compactMap { _, event -> String? in
-            if case .appleResponded(let answer) = event { return answer.documentSha256 }
-            return nil
-        }
-        let bodies = try await DocumentStore(pool: pool).get(cited)
+        // Every body Apple sent for the entries shown, in one query.
+        let bodies = try await DocumentStore(pool: pool).get(answers.compactMap(\.answer.documentSha256))
         var result = entries
-        for (index, (_, event)) in events.enumerated() {
-            guard case .appleResponded(let answer) = event, let name = answer.documentSha256,
-                  let body = bodies[name], let response = try? VerifyReceiptResponse(jsonBytes: Data(body)),
+        for (index, answer) in answers {
+            guard let name = answer.documentSha256, let body = bodies[name], let response = try? VerifyReceiptResponse(jsonBytes: Data(body)),
                   case .object(var data) = result[index].data
             else { continue }
             let evidence = Evidence(response: response, environmentFallback: answer.endpoint == "sandbox" ? "Sandbox" : "Production")

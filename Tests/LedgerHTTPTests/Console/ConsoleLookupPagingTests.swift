@@ -17,14 +17,47 @@ struct ConsoleLookupPagingTests {
     func pages() {
         let long = Self.entries((1...250).map { Int64($0 * 3) })
         let per = LookupPage.entriesPerPage
-        #expect(LookupPage.page(of: long, before: nil) == (250 - per)..<250)
-        #expect(LookupPage.page(of: long, before: long[150].position) == (150 - per)..<150)
-        #expect(LookupPage.page(of: long, before: long[150].position - 1) == (150 - per)..<150, "between two entries")
-        #expect(LookupPage.page(of: long, before: long[40].position) == 0..<40)
-        #expect(LookupPage.page(of: long, before: 1) == 0..<0)
-        #expect(LookupPage.page(of: long, before: 10_000) == (250 - per)..<250)
+        #expect(LookupPage.page(of: long.map(\.position), before: nil) == (250 - per)..<250)
+        #expect(LookupPage.page(of: long.map(\.position), before: long[150].position) == (150 - per)..<150)
+        #expect(LookupPage.page(of: long.map(\.position), before: long[150].position - 1) == (150 - per)..<150, "between two entries")
+        #expect(LookupPage.page(of: long.map(\.position), before: long[40].position) == 0..<40)
+        #expect(LookupPage.page(of: long.map(\.position), before: 1) == 0..<0)
+        #expect(LookupPage.page(of: long.map(\.position), before: 10_000) == (250 - per)..<250)
         let short = Self.entries([5, 9, 12])
-        #expect(LookupPage.page(of: short, before: nil) == 0..<3)
+        #expect(LookupPage.page(of: short.map(\.position), before: nil) == 0..<3)
+    }
+
+    @Test("read for a page, the entries it shows are those of the whole timeline, Apple's evidence and all; the others keep their payload, without a summary")
+    func readForAPage() async throws {
+        try await LedgerHarness.with { ledger in
+            for index in 0..<6 {
+                let (_, purchase) = try await ledger.orderAndBuy(user: "u-page", product: "com.example.coins100", appleId: "apple-page-\(index)")
+                #expect(try await ledger.submit(user: "u-page", purchase: purchase).outcome == "delivered")
+            }
+            #expect(try await ledger.post("/v1/users/u-page/spend", ["unit": "coins", "amount": 10, "spend_id": "page-s1"]).status == 200)
+            let whole = try #require(try await ledger.server.reads.timeline(.user, "u-page"))
+            // The last eight entries and the spends, as the look-up asks.
+            let paged = try #require(try await ledger.server.reads.timeline(.user, "u-page", shown: { positions, types in
+                Set(positions.indices.suffix(8)).union(types.indices.filter { LookupPage.listedApart(types[$0]) })
+            }))
+            #expect(paged.entries.count == whole.entries.count && paged.verified == whole.verified && paged.headHash == whole.headHash)
+            #expect(whole.entries.contains { $0.type == "AppleResponded" } && whole.entries.count > 8)
+            var withEvidence = 0
+            for (index, (full, read)) in zip(whole.entries, paged.entries).enumerated() {
+                if index >= whole.entries.count - 8 || read.type == "BalanceSpent" {
+                    #expect(read == full, "entry \(index), \(full.type), read in full")
+                    if case .object(let data) = read.data, data["apple_evidence"] != nil { withEvidence += 1 }
+                } else {
+                    #expect(read.summary.isEmpty, "entry \(index) not shown: no summary")
+                    #expect(read.position == full.position && read.type == full.type && read.stream == full.stream && read.recordedAt == full.recordedAt)
+                    if case .object(var data) = full.data {
+                        data["apple_evidence"] = nil
+                        #expect(read.data == .object(data), "entry \(index): its payload, without Apple's evidence")
+                    }
+                }
+            }
+            #expect(withEvidence > 0, "an Apple answer among the shown entries carries its evidence")
+        }
     }
 
     @Test("a user with more entries than a page: the newest page, a link to the earlier ones and back; the chain counts them all")
