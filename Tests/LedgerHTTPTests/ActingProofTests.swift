@@ -203,11 +203,8 @@ struct ActingProofTests {
             try #require(renewal.transactionId != original, "a renewal has an id of its own")
 
             let body = #"{"app_account_token":"\#(token)","reason":"ticket 77"}"#
-            let refused = try await ledger.request(.PUT, "/v1/transactions/\(renewal.transactionId)/app-account-token", body: body, token: Self.support)
-            #expect(refused.status == 404, "\(refused.json)")
-            #expect(refused.errorCode == "not_found", "\(refused.json)")
-            #expect(ledger.simulator.serverAPICalls(to: .setAppAccountToken) == 0, "Apple was not asked")
-            #expect(ledger.simulator.transactions(of: "apple-rae").allSatisfy { $0.appAccountToken == nil })
+            try await Self.expectTokenRefused(
+                ledger, on: renewal.transactionId, body: body, status: 404, code: "not_found", appleId: "apple-rae")
 
             // The original transaction, the same token: Apple is asked once and sets it.
             let set = try await ledger.request(.PUT, "/v1/transactions/\(original)/app-account-token", body: body, token: Self.support)
@@ -233,11 +230,7 @@ struct ActingProofTests {
             let token = try #require(order.json["app_account_token"] as? String)
             let body = #"{"app_account_token":"\#(token)","reason":"ticket 78"}"#
 
-            let refused = try await ledger.request(.PUT, "/v1/transactions/\(original)/app-account-token", body: body, token: Self.support)
-            #expect(refused.status == 422, "\(refused.json)")
-            #expect(refused.errorCode == "family_shared", "\(refused.json)")
-            #expect(ledger.simulator.serverAPICalls(to: .setAppAccountToken) == 0, "Apple was not asked")
-            #expect(ledger.simulator.transactions(of: "apple-fam").allSatisfy { $0.appAccountToken == nil })
+            try await Self.expectTokenRefused(ledger, on: original, body: body, status: 422, code: "family_shared", appleId: "apple-fam")
             let ownership = try await ledger.get("/v1/ownership/\(original)")
             #expect(ownership.json["owner_user_id"] as? String == "f-kid")
 
@@ -337,6 +330,18 @@ struct ActingProofTests {
         let changed = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
         parts[1] = Base64URL.encode(changed)
         return parts.joined(separator: ".")
+    }
+
+    /// Set App Account Token on `transactionId` is refused with `status` and `code` before Apple
+    /// is asked: no call reached the simulator, and no transaction of `appleId` holds a token.
+    static func expectTokenRefused(
+        _ ledger: LedgerHarness, on transactionId: String, body: String, status: Int, code: String, appleId: String
+    ) async throws {
+        let refused = try await ledger.request(.PUT, "/v1/transactions/\(transactionId)/app-account-token", body: body, token: Self.support)
+        #expect(refused.status == status, "\(refused.json)")
+        #expect(refused.errorCode == code, "\(refused.json)")
+        #expect(ledger.simulator.serverAPICalls(to: .setAppAccountToken) == 0, "Apple was not asked")
+        #expect(ledger.simulator.transactions(of: appleId).allSatisfy { $0.appAccountToken == nil })
     }
 
     /// Apple's signed transaction with `inAppOwnershipType` FAMILY_SHARED, signed by `simulator`'s CA.
