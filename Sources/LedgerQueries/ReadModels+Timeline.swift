@@ -70,20 +70,18 @@ extension ReadModels {
                 // PayloadValueDecoder): through JSONDecoder, twice, the payload was most of a
                 // long timeline's time.
                 let value = JSONValue.parsedQuickly(payload)
-                if case .object(let fields)? = value {
-                    Self.noteTransactions(of: type, fields, in: &transactions)
-                }
+                let data = try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))
+                if case .object(let fields) = data { Self.noteTransactions(of: type, fields, in: &transactions) }
                 var summary = ""
                 if full?.contains(index) ?? true {
                     let metadata = try? LedgerJSON.decode(RequestMetadata.self, from: row.decode(LedgerReads.timelineMetadataColumn, as: JSONB.self).bytes)
                     let event = try value.flatMap { LedgerEvent.decodedQuickly(type: type, value: $0) } ?? LedgerEvent(type: type, bytes: payload)
-                    if value == nil { Self.noteTransactions(of: event, in: &transactions) }
                     if case .appleResponded(let answer) = event { answers.append((index, answer)) }
                     summary = TimelineSummary.line(for: event, actor: metadata?.actor)
                 }
                 entries.append(TimelineView.Entry(
                     position: positions[index], recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
-                    summary: summary, data: try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))))
+                    summary: summary, data: data))
             }
             entries = try await addingAppleEvidence(to: entries, answers: answers, transactions: transactions)
             // The checkpoint may trail the newest entries by a moment: move it to them (the
@@ -114,17 +112,6 @@ extension ReadModels {
             }
         case ReceiptSubmitted.eventType:
             if let id = fields["transaction_id"]?.stringValue, !id.isEmpty { transactions.insert(id) }
-        default: break
-        }
-    }
-
-    /// The same, from a decoded event (a payload the quick reader left to the decoder).
-    static func noteTransactions(of event: LedgerEvent, in transactions: inout Set<String>) {
-        switch event {
-        case .purchaseDelivered(let d): transactions.formUnion([d.transactionId, d.originalTransactionId])
-        case .purchaseRefunded(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
-        case .subscriptionRenewalSeen(let r): transactions.formUnion([r.transactionId, r.originalTransactionId])
-        case .receiptSubmitted(let s): if let t = s.transactionId, !t.isEmpty { transactions.insert(t) }
         default: break
         }
     }

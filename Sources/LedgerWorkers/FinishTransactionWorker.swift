@@ -45,10 +45,17 @@ public final class FinishTransactionWorker: Sendable {
             let reached = firstWaiting.map { $0 - 1 } ?? cursor
             scanned.withLock { $0 = max($0, reached) }
         }
+        // The waiting transactions this pass met: at its end, the others were finished (by
+        // another server's worker) and are forgotten.
+        var met = Set<String>()
         while true {
             let page = try await service.reads.unfinishedDeliveries(after: cursor, limit: 100)
-            guard !page.isEmpty else { return recorded }
+            guard !page.isEmpty else {
+                waiting.withLock { $0 = $0.filter { met.contains($0.key) } }
+                return recorded
+            }
             for delivery in page {
+                met.insert(delivery.transactionId)
                 let now = ContinuousClock.now
                 if let wait = waiting.withLock({ $0[delivery.transactionId] }), wait.next > now {
                     firstWaiting = firstWaiting ?? delivery.position

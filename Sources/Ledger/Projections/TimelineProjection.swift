@@ -22,10 +22,10 @@ public struct TimelineProjection: Projection {
         public static func order(_ id: String) -> String { "order:" + id }
         public static func user(_ id: String) -> String { "user:" + id }
         public static func submission(_ id: String) -> String { "submission:" + id }
-        /// The signatures issued to one user for one product's offer: a purchase redeeming that
-        /// offer includes them.
         /// One offer signature: the purchase it allowed includes it.
         public static func offerSignature(_ signatureId: String) -> String { "offer-signature:" + signatureId }
+        /// The signatures issued to one user for one product's offer: a purchase redeeming that
+        /// offer, recorded before the ledger named the signature that allowed it, includes them.
         public static func offer(userId: String, productId: String, offerId: String) -> String {
             "offer:\(userId.utf8.count):\(userId):\(productId.utf8.count):\(productId):\(offerId)"
         }
@@ -133,8 +133,8 @@ public struct TimelineProjection: Projection {
         case .massRenewalExtensionRequested(let m):
             about = [Subject.massExtensions(productId: m.productId, environment: m.environment)]
         case .massRenewalExtensionCompleted(let m):
-            // The completion names no environment; the request it completes does, and both
-            // are on the request's stream, so the completion joins the request's subjects.
+            // Completions recorded before they kept the environment were all of Production
+            // requests (the command's default, and the only one the console offers).
             about = [Subject.massExtensions(productId: m.productId, environment: m.environment ?? "Production")]
         case .reconciliationCompleted:
             return []
