@@ -57,8 +57,7 @@ struct ActForms: Sendable {
     private func ownedPurchase(shownBy timeline: TimelineView) async throws -> OwnedPurchase? {
         var candidates = [timeline.subject]
         for entry in timeline.entries {
-            guard case .object(let data) = entry.data, data["transaction_id"]?.stringValue == timeline.subject,
-                  let original = data["original_transaction_id"]?.stringValue, !candidates.contains(original) else { continue }
+            guard entry.transactionId == timeline.subject, let original = entry.originalTransactionId, !candidates.contains(original) else { continue }
             candidates.append(original)
         }
         for candidate in candidates.prefix(3) {

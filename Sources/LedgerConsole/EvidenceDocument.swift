@@ -91,18 +91,36 @@ struct EvidenceDocument {
         }
     }
 
+    /// Whether a key names a document's hash (`sha256`, `body_sha256`…), compared as bytes: the
+    /// look-up asks for every key of every row, and both Foundation's `contains` and the standard
+    /// library's generic `firstRange(of:)` showed in its profile.
+    static func mentionsSHA256(_ key: String) -> Bool {
+        let bytes = key.utf8
+        var start = bytes.startIndex
+        while let end = bytes.index(start, offsetBy: 6, limitedBy: bytes.endIndex) {
+            if bytes[start..<end].elementsEqual("sha256".utf8) { return true }
+            start = bytes.index(after: start)
+        }
+        return false
+    }
+
     /// The documents an event cites: every `…sha256…` field holding 64 hex digits.
     static func documentNames(in value: JSONValue) -> [String] {
+        func isHexDigit(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+        }
         func hex(_ v: JSONValue) -> [String] {
             switch v {
-            case .string(let s) where s.count == 64 && s.allSatisfy(\.isHexDigit): [s]
+            // Bytes, not Characters: every look-up row asks, and a document's name is ASCII.
+            case .string(let s) where s.utf8.count == 64 && s.utf8.allSatisfy(isHexDigit): [s]
             case .array(let items): items.flatMap(hex)
             default: []
             }
         }
         guard case .object(let fields) = value else { return [] }
         return fields.sorted { $0.key < $1.key }.flatMap { key, field -> [String] in
-            if key.contains("sha256") { return hex(field) }
+            if mentionsSHA256(key) { return hex(field) }
             return documentNames(in: field)
         }
     }

@@ -59,9 +59,9 @@ struct LookupPage: Sendable {
             return position
         }
         // Every kind of subject the id names, so a user id that is also a transaction id shows
-        // both: asked at once, each on its own connection. Only what the page shows is summed
-        // up and given Apple's evidence: its window of the table, the refund requests and the
-        // spends.
+        // both: asked at once, each on its own connection. Only what the page shows is parsed,
+        // summed up and given Apple's evidence: its window of the table, the refund requests
+        // and the spends.
         let shown: TimelineShown = { positions, types in
             var indices = Set(Self.page(of: positions, before: before))
             for (index, type) in types.enumerated() where Self.listedApart(type) { indices.insert(index) }
@@ -132,7 +132,8 @@ struct LookupPage: Sendable {
             "count": timeline.entries.count,
         ] as [String: Any]
         let shown = Self.page(of: timeline.entries.map(\.position), before: before)
-        values["entries"] = timeline.entries[shown].map(entry)
+        values["entryRows"] = TimelineRowsHTML.rows(timeline.entries[shown])
+        values["hasEntries"] = !shown.isEmpty
         if shown.count < timeline.entries.count {
             func link(_ position: Int64?) -> String { ConsoleLinks.lookup(timeline.subject, as: timeline.kind.rawValue, before: position) }
             let later = shown.upperBound + Self.entriesPerPage
@@ -143,7 +144,7 @@ struct LookupPage: Sendable {
                     ? ["href": link(later < timeline.entries.count ? timeline.entries[later].position : nil)] as [String: Any] : false,
             ] as [String: Any]
         }
-        values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(entry)
+        values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(refundRequest)
         // (`listedApart` names both lists' types, so their entries are read in full.)
         if timeline.kind == .user {
             let user = if let read { read } else { try await console.reads.user(timeline.subject) }
@@ -155,15 +156,13 @@ struct LookupPage: Sendable {
                      "active": e.active, "expiresAt": e.expiresAt ?? ""] as [String: Any]
                 },
                 "appleAccounts": user.appleAccounts,
-                "spends": timeline.entries.filter { $0.type == "BalanceSpent" }.map(entry),
+                "spends": timeline.entries.filter { $0.type == "BalanceSpent" }.map { ["recordedAt": $0.recordedAt, "summary": $0.summary] },
             ] as [String: Any]
         }
         // Ownership of every original transaction the timeline speaks of.
         var originals: [String] = []
         for entry in timeline.entries {
-            if case .object(let data) = entry.data, let original = data["original_transaction_id"]?.stringValue, !originals.contains(original) {
-                originals.append(original)
-            }
+            if let original = entry.originalTransactionId, !originals.contains(original) { originals.append(original) }
         }
         var ownerships: [[String: Any]] = []
         for view in try await console.reads.ownerships(Array(originals.prefix(20))) {
@@ -187,19 +186,9 @@ struct LookupPage: Sendable {
     /// spends.
     static func listedApart(_ type: String) -> Bool { type.hasPrefix("Consumption") || type == "BalanceSpent" }
 
-    /// One timeline row; `country` is the storefront the event recorded (a delivery, a renewal,
-    /// Apple's Get Transaction Info), empty for the others.
-    private func entry(_ entry: TimelineView.Entry) -> [String: Any] {
-        var country = ""
-        if case .object(let data) = entry.data, let storefront = Storefront.countryCode(data["storefront"]?.stringValue) { country = storefront }
-        return [
-            "position": entry.position, "recordedAt": entry.recordedAt, "type": entry.type, "stream": entry.stream, "summary": entry.summary,
-            "country": country,
-            "data": EvidenceDocument.pretty(entry.data),
-            "documents": EvidenceDocument.documentNames(in: entry.data).map {
-                ["name": $0, "short": String($0.prefix(12)) + "…", "href": ConsoleLinks.document($0)]
-            },
-        ]
+    /// A refund request as the list apart from the table shows it: what the ledger told Apple.
+    private func refundRequest(_ entry: TimelineView.Entry) -> [String: Any] {
+        ["recordedAt": entry.recordedAt, "type": entry.type, "summary": entry.summary, "data": EvidenceDocument.pretty(entry.data)]
     }
 }
 

@@ -20,8 +20,13 @@ public struct TimelineView: Sendable, Hashable {
         public var stream: String
         public var summary: String
         /// The payload as recorded; `apple_evidence` added for Apple's answers (the entries of
-        /// the verified receipt about this timeline's transactions).
+        /// the verified receipt about this timeline's transactions). Null, with no summary,
+        /// for an entry the caller did not ask to be shown in full (`TimelineShown`).
         public var data: JSONValue
+        /// The payload's `transaction_id` and `original_transaction_id`, for every entry,
+        /// shown in full or not (the database reads them out of the payload).
+        public var transactionId: String? = nil
+        public var originalTransactionId: String? = nil
     }
 
     public var kind: Kind
@@ -64,16 +69,20 @@ extension ReadModels {
             var transactions = Set(kind == .transaction ? [id] : [])
             var answers: [(index: Int, answer: AppleResponded)] = []
             for (index, row) in rows.enumerated() {
-                let payload = try row.decode(LedgerReads.timelinePayloadColumn, as: JSONB.self).bytes
                 let type = types[index]
-                // Read once without the decoder when it can be (JSONValue+Parsing,
-                // PayloadValueDecoder): through JSONDecoder, twice, the payload was most of a
-                // long timeline's time.
-                let value = JSONValue.parsedQuickly(payload)
-                let data = try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))
-                if case .object(let fields) = data { Self.noteTransactions(of: type, fields, in: &transactions) }
-                var summary = ""
+                let transactionId: String? = try row.decode(LedgerReads.timelineTransactionColumn)
+                let originalTransactionId: String? = try row.decode(LedgerReads.timelineOriginalTransactionColumn)
+                Self.noteTransactions(of: type, transactionId: transactionId, originalTransactionId: originalTransactionId, in: &transactions)
+                var summary = "", data = JSONValue.null
+                // Only entries shown are parsed: the console shows 100 of a user's hundreds, and
+                // parsing the rest was a tenth of its look-up's time (BENCHMARKS.md).
                 if full?.contains(index) ?? true {
+                    let payload = try row.decode(LedgerReads.timelinePayloadColumn, as: JSONB.self).bytes
+                    // Read once without the decoder when it can be (JSONValue+Parsing,
+                    // PayloadValueDecoder): through JSONDecoder, twice, the payload was most of a
+                    // long timeline's time.
+                    let value = JSONValue.parsedQuickly(payload)
+                    data = try value ?? LedgerJSON.decoder.decode(JSONValue.self, from: Data(payload))
                     let metadata = try? LedgerJSON.decode(RequestMetadata.self, from: row.decode(LedgerReads.timelineMetadataColumn, as: JSONB.self).bytes)
                     let event = try value.flatMap { LedgerEvent.decodedQuickly(type: type, value: $0) } ?? LedgerEvent(type: type, bytes: payload)
                     if case .appleResponded(let answer) = event { answers.append((index, answer)) }
@@ -81,7 +90,7 @@ extension ReadModels {
                 }
                 entries.append(TimelineView.Entry(
                     position: positions[index], recordedAt: RevenueDay.iso8601(try row.decode(1)), type: type, stream: try row.decode(3),
-                    summary: summary, data: data))
+                    summary: summary, data: data, transactionId: transactionId, originalTransactionId: originalTransactionId))
             }
             entries = try await addingAppleEvidence(to: entries, answers: answers, transactions: transactions)
             // The checkpoint may trail the newest entries by a moment: move it to them (the
@@ -101,17 +110,17 @@ extension ReadModels {
         }
     }
 
-    /// The transactions an event of `type` speaks of, read from its payload's fields as the
-    /// events name them (`transaction_id`, `original_transaction_id`), so entries not shown in
-    /// full need no decoding to say which receipt entries are this timeline's.
-    static func noteTransactions(of type: String, _ fields: [String: JSONValue], in transactions: inout Set<String>) {
+    /// The transactions an event of `type` speaks of, from its payload's fields as the events
+    /// name them (`transaction_id`, `original_transaction_id`), so entries not shown in full
+    /// need no parsing to say which receipt entries are this timeline's.
+    static func noteTransactions(of type: String, transactionId: String?, originalTransactionId: String?, in transactions: inout Set<String>) {
         switch type {
         case PurchaseDelivered.eventType, PurchaseRefunded.eventType, SubscriptionRenewalSeen.eventType:
-            for key in ["transaction_id", "original_transaction_id"] {
-                if let id = fields[key]?.stringValue { transactions.insert(id) }
+            for id in [transactionId, originalTransactionId] {
+                if let id { transactions.insert(id) }
             }
         case ReceiptSubmitted.eventType:
-            if let id = fields["transaction_id"]?.stringValue, !id.isEmpty { transactions.insert(id) }
+            if let id = transactionId, !id.isEmpty { transactions.insert(id) }
         default: break
         }
     }

@@ -354,9 +354,9 @@ public struct LedgerReads: Sendable {
         var subjects: Set<String> = [subject]
         var frontier = [subject]
         while !frontier.isEmpty {
-            let next: [String] = try connection.query("""
+            let next: [String] = try connection.query(.prepared("""
                 SELECT DISTINCT includes FROM projection_timeline_links WHERE subject = ANY(\(PostgresArray(frontier.map(Optional.some))))
-                """).map { try $0.decode(0) }
+                """)).map { try $0.decode(0) }
             frontier = next.filter { subjects.insert($0).inserted }
         }
         return try timelineEvents(subjects: subjects.sorted(), on: connection)
@@ -366,17 +366,22 @@ public struct LedgerReads: Sendable {
     /// time (ms), type, stream, then `ChainVerifier.canonicalColumns` from column 4, so one query
     /// serves the timeline and its chain check. The payload and metadata are read from those,
     /// as text (columns 10 and 11): a jsonb column is sent as the same text, so asking for it
-    /// as well made the server write each payload twice.
+    /// as well made the server write each payload twice. Last, the payload's `transaction_id`
+    /// and `original_transaction_id` (17 and 18), which say what an entry is about without
+    /// parsing it. Prepared: planning it took 1.4 ms of its 8 at 1,000,000 events, and its
+    /// plan (index look-ups all the way) does not depend on how many subjects are asked.
     public static let timelinePayloadColumn = 10, timelineMetadataColumn = 11, timelineCanonicalColumn = 4
+    public static let timelineTransactionColumn = 17, timelineOriginalTransactionColumn = 18
 
     public static func timelineEvents(subjects: [String], on connection: Connection) throws -> [PostgresRow] {
-        Array(try connection.query("""
+        Array(try connection.query(.prepared("""
             SELECT e.position, (extract(epoch FROM e.recorded_at) * 1000)::bigint, e.event_type, e.stream_id,
-                   \(fragment: ChainVerifier.canonicalColumns)
+                   \(fragment: ChainVerifier.canonicalColumns),
+                   e.payload->>'transaction_id', e.payload->>'original_transaction_id'
             FROM events e
             WHERE e.position IN (
                 SELECT t.position FROM projection_timeline_events t WHERE t.subject = ANY(\(PostgresArray(subjects.map(Optional.some)))))
             ORDER BY e.position
-            """))
+            """)))
     }
 }

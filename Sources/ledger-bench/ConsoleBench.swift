@@ -6,6 +6,7 @@ import Foundation
 import Ledger
 import LedgerHTTP
 import LedgerProjections
+import LedgerQueries
 import LedgerService
 import Logging
 import NIOCore
@@ -82,6 +83,7 @@ enum ConsoleBench {
                     line += "  (no JSON route)"
                 }
                 print(line)
+                if probe.name == "look-up, a user" { try await lookupParts(server.reads, user: user, requests: requests) }
             }
         } catch {
             try? await client.shutdown()
@@ -90,6 +92,35 @@ enum ConsoleBench {
         }
         try await client.shutdown()
         try await server.stop()
+    }
+
+    /// A user's look-up page taken apart, each part called in the server's process as the page
+    /// calls it, so what the page adds beyond them (its rendering, HTTP) is seen by difference.
+    static func lookupParts(_ reads: ReadModels, user: String, requests: Int) async throws {
+        func timed(_ name: String, _ part: () async throws -> Void) async throws {
+            var latencies: [Double] = []
+            for index in 0..<(requests + 3) {
+                let started = ContinuousClock.now
+                try await part()
+                if index >= 3 { latencies.append((ContinuousClock.now - started).seconds * 1_000) }
+            }
+            latencies.sort()
+            let p50 = latencies[latencies.count / 2], p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+            print("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0) + String(format: "  %10.1f %10.1f", p50, p99))
+        }
+        // The page's window: its newest 100 entries, and the lists apart (spends, refund requests).
+        let shown: TimelineShown = { positions, types in
+            var indices = Set(positions.indices.suffix(100))
+            for (index, type) in types.enumerated() where type == "BalanceSpent" || type.hasPrefix("Consumption") { indices.insert(index) }
+            return indices
+        }
+        var originals: [String] = []
+        for entry in try await reads.timeline(.user, user)?.entries ?? [] {
+            if let original = entry.originalTransactionId, !originals.contains(original) { originals.append(original) }
+        }
+        try await timed("its timeline, 100 shown") { _ = try await reads.timeline(.user, user, shown: shown) }
+        try await timed("its view (balances...)") { _ = try await reads.user(user) }
+        try await timed("ownership of \(min(20, originals.count)) purchases") { _ = try await reads.ownerships(Array(originals.prefix(20))) }
     }
 
     static func measure(_ client: HTTPClient, _ url: String, cookie: String? = nil, bearer: String? = nil, requests: Int) async throws -> (p50: Double, p99: Double) {

@@ -177,7 +177,9 @@ import Testing
             }
             #expect(text.hasPrefix("{{% CONTENT_TYPE: CONSOLE_HTML}}"), "\(name) escapes with Mustache's own escaper, not the console's")
             let unescaped = text.components(separatedBy: "{{{").count - 1
-            #expect(unescaped == (name == "revenue.mustache" ? 1 : 0), "\(name) writes \(unescaped) values unescaped")
+            // The revenue page's charts and the look-up's timeline rows are built (and escaped) in
+            // Swift: RevenueChart, TimelineRowsHTML.
+            #expect(unescaped == (["revenue.mustache", "lookup.mustache"].contains(name) ? 1 : 0), "\(name) writes \(unescaped) values unescaped")
         }
     }
 
@@ -198,6 +200,26 @@ import Testing
         for key in Self.hostile {
             #expect(html.contains("<td>\(Self.html(key))</td>"), "\(key)")
         }
+    }
+
+    @Test("the look-up's timeline rows, written in Swift, show hostile values in every field as text")
+    func timelineRowsEscapeEveryField() {
+        let document = String(repeating: "ab", count: 32)
+        let entries = Self.hostile.enumerated().map { index, text in
+            TimelineView.Entry(
+                position: Int64(index + 1), recordedAt: text, type: text, stream: "user:" + text, summary: text,
+                data: .object(["storefront": .string(text), "note": .string(text), "body_sha256": .string(document), "fake_sha256": .string(text)]))
+        }
+        let html = TimelineRowsHTML.rows(entries)
+        Self.expectNoMarkup(html, "timeline rows")
+        #expect(html.components(separatedBy: "<tr class=\"entry\">").count - 1 == Self.hostile.count)
+        for text in Self.hostile {
+            #expect(html.contains("<td>\(Self.html(text))</td>"), "recorded at \(text)")
+            #expect(html.contains("<span class=\"muted\">user:\(Self.html(text))</span>"), "stream \(text)")
+        }
+        // Only a 64-hex-digit value under a sha256 key is a link to a document.
+        #expect(html.components(separatedBy: "class=\"evidence\"").count - 1 == Self.hostile.count)
+        #expect(html.contains("href=\"/console/documents/\(document)\" title=\"sha256 \(document)\"><code>\(document.prefix(12))…</code>"))
     }
 }
 

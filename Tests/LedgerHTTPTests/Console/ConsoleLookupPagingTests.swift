@@ -27,7 +27,7 @@ struct ConsoleLookupPagingTests {
         #expect(LookupPage.page(of: short.map(\.position), before: nil) == 0..<3)
     }
 
-    @Test("read for a page, the entries it shows are those of the whole timeline, Apple's evidence and all; the others keep their payload, without a summary")
+    @Test("read for a page, the entries it shows are those of the whole timeline, Apple's evidence and all; the others are not parsed but still say which transactions they concern")
     func readForAPage() async throws {
         try await LedgerHarness.with { ledger in
             for index in 0..<6 {
@@ -42,7 +42,7 @@ struct ConsoleLookupPagingTests {
             }))
             #expect(paged.entries.count == whole.entries.count && paged.verified == whole.verified && paged.headHash == whole.headHash)
             #expect(whole.entries.contains { $0.type == "AppleResponded" } && whole.entries.count > 8)
-            var withEvidence = 0
+            var withEvidence = 0, named = 0
             for (index, (full, read)) in zip(whole.entries, paged.entries).enumerated() {
                 if index >= whole.entries.count - 8 || read.type == "BalanceSpent" {
                     #expect(read == full, "entry \(index), \(full.type), read in full")
@@ -50,13 +50,16 @@ struct ConsoleLookupPagingTests {
                 } else {
                     #expect(read.summary.isEmpty, "entry \(index) not shown: no summary")
                     #expect(read.position == full.position && read.type == full.type && read.stream == full.stream && read.recordedAt == full.recordedAt)
-                    if case .object(var data) = full.data {
-                        data["apple_evidence"] = nil
-                        #expect(read.data == .object(data), "entry \(index): its payload, without Apple's evidence")
-                    }
+                    #expect(read.data == .null, "entry \(index) not shown: its payload not parsed")
                 }
+                // Every entry, shown or not, names its transactions as its payload does.
+                guard case .object(let data) = full.data else { Issue.record("entry \(index) has no payload"); continue }
+                #expect(read.transactionId == data["transaction_id"]?.stringValue && full.transactionId == read.transactionId, "entry \(index)")
+                #expect(read.originalTransactionId == data["original_transaction_id"]?.stringValue && full.originalTransactionId == read.originalTransactionId)
+                if full.type == "PurchaseDelivered" { named += 1; #expect(read.transactionId != nil && read.originalTransactionId != nil) }
             }
             #expect(withEvidence > 0, "an Apple answer among the shown entries carries its evidence")
+            #expect(named == 6, "each delivery names its transaction")
         }
     }
 
