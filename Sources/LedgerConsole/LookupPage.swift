@@ -132,7 +132,7 @@ struct LookupPage: Sendable {
             "count": timeline.entries.count,
         ] as [String: Any]
         let shown = Self.page(of: timeline.entries.map(\.position), before: before)
-        values["entryRows"] = TimelineRowsHTML.rows(timeline.entries[shown])
+        values["timelineRows"] = LookupTablesHTML.timelineRows(timeline.entries[shown])
         values["hasEntries"] = !shown.isEmpty
         if shown.count < timeline.entries.count {
             func link(_ position: Int64?) -> String { ConsoleLinks.lookup(timeline.subject, as: timeline.kind.rawValue, before: position) }
@@ -150,29 +150,19 @@ struct LookupPage: Sendable {
             let user = if let read { read } else { try await console.reads.user(timeline.subject) }
             values["user"] = [
                 "balances": user.balances.sorted { $0.key < $1.key }.map { ["unit": $0.key, "amount": $0.value] as [String: Any] },
-                "entitlements": user.entitlements.map { e in
-                    ["productId": e.productId, "originalTransactionId": e.originalTransactionId,
-                     "originalTransactionHref": ConsoleLinks.lookup(e.originalTransactionId), "kind": e.kind,
-                     "active": e.active, "expiresAt": e.expiresAt ?? ""] as [String: Any]
-                },
+                "entitlementRows": LookupTablesHTML.entitlementRows(user.entitlements),
                 "appleAccounts": user.appleAccounts,
                 "spends": timeline.entries.filter { $0.type == "BalanceSpent" }.map { ["recordedAt": $0.recordedAt, "summary": $0.summary] },
             ] as [String: Any]
         }
         // Ownership of every original transaction the timeline speaks of.
-        var originals: [String] = []
-        for entry in timeline.entries {
-            if let original = entry.originalTransactionId, !originals.contains(original) { originals.append(original) }
+        var originals: [String] = [], seen: Set<String> = []
+        for entry in timeline.entries where originals.count < 20 {
+            if let original = entry.originalTransactionId, seen.insert(original).inserted { originals.append(original) }
         }
-        var ownerships: [[String: Any]] = []
-        for view in try await console.reads.ownerships(Array(originals.prefix(20))) {
-            ownerships.append([
-                "originalTransactionId": view.originalTransactionId, "productId": view.productId, "owner": view.ownerUserId ?? "nobody",
-                "appleAccount": view.appleAccount ?? "",
-                "history": view.history.map { ["position": $0.position, "recordedAt": $0.recordedAt, "userId": $0.userId ?? "", "reason": $0.reason] as [String: Any] },
-            ])
-        }
-        values["ownerships"] = ownerships
+        let ownerships = try await console.reads.ownerships(originals)
+        values["ownerships"] = LookupTablesHTML.ownerships(ownerships)
+        values["hasOwnerships"] = !ownerships.isEmpty
     }
 
     /// The indices of the entries one page shows, given every entry's position in log order:

@@ -177,9 +177,10 @@ import Testing
             }
             #expect(text.hasPrefix("{{% CONTENT_TYPE: CONSOLE_HTML}}"), "\(name) escapes with Mustache's own escaper, not the console's")
             let unescaped = text.components(separatedBy: "{{{").count - 1
-            // The revenue page's charts and the look-up's timeline rows are built (and escaped) in
-            // Swift: RevenueChart, TimelineRowsHTML.
-            #expect(unescaped == (["revenue.mustache", "lookup.mustache"].contains(name) ? 1 : 0), "\(name) writes \(unescaped) values unescaped")
+            // The revenue page's charts and the look-up's long tables are built (and escaped) in
+            // Swift: RevenueChart, LookupTablesHTML.
+            let allowed = ["revenue.mustache": ["{{{.}}}"], "lookup.mustache": ["{{{entitlementRows}}}", "{{{ownerships}}}", "{{{timelineRows}}}"]][name] ?? []
+            #expect(unescaped == allowed.count && allowed.allSatisfy(text.contains), "\(name) writes \(unescaped) values unescaped")
         }
     }
 
@@ -202,15 +203,15 @@ import Testing
         }
     }
 
-    @Test("the look-up's timeline rows, written in Swift, show hostile values in every field as text")
-    func timelineRowsEscapeEveryField() {
+    @Test("the look-up's tables, written in Swift, show hostile values in every field as text")
+    func lookupTablesEscapeEveryField() {
         let document = String(repeating: "ab", count: 32)
         let entries = Self.hostile.enumerated().map { index, text in
             TimelineView.Entry(
                 position: Int64(index + 1), recordedAt: text, type: text, stream: "user:" + text, summary: text,
                 data: .object(["storefront": .string(text), "note": .string(text), "body_sha256": .string(document), "fake_sha256": .string(text)]))
         }
-        let html = TimelineRowsHTML.rows(entries)
+        let html = LookupTablesHTML.timelineRows(entries)
         Self.expectNoMarkup(html, "timeline rows")
         #expect(html.components(separatedBy: "<tr class=\"entry\">").count - 1 == Self.hostile.count)
         for text in Self.hostile {
@@ -220,6 +221,22 @@ import Testing
         // Only a 64-hex-digit value under a sha256 key is a link to a document.
         #expect(html.components(separatedBy: "class=\"evidence\"").count - 1 == Self.hostile.count)
         #expect(html.contains("href=\"/console/documents/\(document)\" title=\"sha256 \(document)\"><code>\(document.prefix(12))…</code>"))
+
+        let entitlements = LookupTablesHTML.entitlementRows(Self.hostile.map {
+            UserView.Entitlement(productId: $0, originalTransactionId: $0, kind: $0, active: true, expiresAt: $0)
+        })
+        Self.expectNoMarkup(entitlements, "entitlement rows")
+        let ownerships = LookupTablesHTML.ownerships(Self.hostile.map { text in
+            OwnershipView(originalTransactionId: text, productId: text, ownerUserId: text, appleAccount: text, history: [
+                OwnershipView.Change(position: 7, recordedAt: text, userId: text, reason: text),
+            ])
+        })
+        Self.expectNoMarkup(ownerships, "ownerships")
+        for text in Self.hostile {
+            #expect(entitlements.contains("<tr><td>\(Self.html(text))</td><td><a href=\"/console/lookup?q=\(Self.encoded(text))\">\(Self.html(text))</a>"), "\(text)")
+            #expect(ownerships.contains("<p><strong>\(Self.html(text))</strong> (\(Self.html(text))) owned by <strong>\(Self.html(text))</strong>"), "\(text)")
+            #expect(ownerships.contains("<td>\(Self.html(text))</td><td>\(Self.html(text))</td></tr>"), "\(text)")
+        }
     }
 }
 
