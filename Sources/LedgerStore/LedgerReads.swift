@@ -90,6 +90,27 @@ public struct LedgerReads: Sendable {
         public var abandoned: Bool
     }
 
+    /// Every submission at or before this position is decided, as some server's retry worker
+    /// found (`submission_checkpoint`); 0 when none has said so yet.
+    public func submissionsDecidedThrough() async throws -> Int64 {
+        try await pool.withConnection { connection in
+            try connection.query(.prepared("SELECT position FROM submission_checkpoint")).first?.decode(0) ?? 0
+        }
+    }
+
+    /// Moves `submissionsDecidedThrough` forward to `position` (never back: another server may
+    /// have moved it further). Its commit does not wait for the WAL's flush: a move lost to a
+    /// crash only means scanning those submissions again.
+    public func noteSubmissionsDecided(through position: Int64) async throws {
+        try await pool.withConnection { connection in
+            _ = try connection.pipeline([.commitWithoutWaitingForFlush, .prepared("""
+                INSERT INTO submission_checkpoint AS c (position) VALUES (\(position))
+                ON CONFLICT (singleton) DO UPDATE SET position = excluded.position, updated_at = now()
+                WHERE c.position < excluded.position
+                """)])
+        }
+    }
+
     /// The submissions after `position` that nothing decided yet, oldest first, and the log's
     /// head when they were read. A submission is `abandoned` once recorded more than `grace`
     /// ago by the database's clock (a request still asking Apple is not abandoned). Every

@@ -80,4 +80,33 @@ struct OrphanSubmissionTests {
             #expect(rejected.code == .signatureInvalid)
         }
     }
+
+    @Test("the scan for undecided submissions starts where the servers left it, and never past one still undecided")
+    func sharedCheckpoint() async throws {
+        try await LedgerHarness.with { ledger in
+            let service = ledger.server.service
+            func position(of id: String) async throws -> Int64 {
+                try #require(try await service.log.store.read(stream: Streams.submission(id)).first).position
+            }
+            let (_, first) = try await ledger.orderAndBuy(user: "u-mark", product: "com.example.coins100", appleId: "apple-mark-1")
+            let a = try await Self.abandon(service, user: "u-mark", kind: .receipt, proof: first.receiptData, transactionId: first.transactionId)
+            _ = try await Self.decideAbandoned(service, a)
+            let afterA = try await service.reads.submissionsDecidedThrough()
+            #expect(afterA >= (try await position(of: a)), "decided, so the next start scans after it")
+            try await service.reads.noteSubmissionsDecided(through: 1)
+            #expect(try await service.reads.submissionsDecidedThrough() >= afterA, "never moved back")
+
+            // One left undecided inside its grace holds the mark before it, whichever worker passes.
+            let (_, second) = try await ledger.orderAndBuy(user: "u-mark", product: "com.example.coins100", appleId: "apple-mark-2")
+            let b = try await Self.abandon(service, user: "u-mark", kind: .receipt, proof: second.receiptData, transactionId: second.transactionId)
+            let patient = RetryWorker(service: service, orphanGrace: .seconds(3600), logger: Logger(label: "test"))
+            #expect(try await patient.runOnce() == 0)
+            let b0 = try await position(of: b)
+            #expect(try await service.reads.submissionsDecidedThrough() < b0)
+            // A worker starting afresh (a restarted server) reads the mark and still finds it.
+            let events = try await Self.decideAbandoned(service, b)
+            #expect(events.last.map { if case .submissionResolved(let r) = $0 { r.transactionIds } else { [] } } == [second.transactionId])
+            #expect(try await service.reads.submissionsDecidedThrough() >= b0)
+        }
+    }
 }
