@@ -90,22 +90,30 @@ public struct LedgerReads: Sendable {
         public var abandoned: Bool
     }
 
-    /// Every submission at or before this position is decided, as some server's retry worker
-    /// found (`submission_checkpoint`); 0 when none has said so yet.
-    public func submissionsDecidedThrough() async throws -> Int64 {
+    /// A mark a worker scanning the log for unfinished work keeps in `worker_checkpoints`
+    /// (migration 0025), shared by every server: everything at or before it is done.
+    public enum WorkerMark: String, Sendable {
+        /// Every receipt submission at or before it is decided (`RetryWorker`).
+        case undecidedSubmissions = "undecided-submissions"
+        /// Every delivery at or before it is finished with Apple or refused (`FinishTransactionWorker`).
+        case unfinishedDeliveries = "unfinished-deliveries"
+    }
+
+    /// Where `mark` stands; 0 when no server has set it yet.
+    public func position(of mark: WorkerMark) async throws -> Int64 {
         try await pool.withConnection { connection in
-            try connection.query(.prepared("SELECT position FROM submission_checkpoint")).first?.decode(0) ?? 0
+            try connection.query(.prepared("SELECT position FROM worker_checkpoints WHERE worker = \(mark.rawValue)")).first?.decode(0) ?? 0
         }
     }
 
-    /// Moves `submissionsDecidedThrough` forward to `position` (never back: another server may
-    /// have moved it further). Its commit does not wait for the WAL's flush: a move lost to a
-    /// crash only means scanning those submissions again.
-    public func noteSubmissionsDecided(through position: Int64) async throws {
+    /// Moves `mark` forward to `position`, never back (another server may have moved it
+    /// further). Its commit does not wait for the WAL's flush: a move lost to a crash only
+    /// means scanning that part again.
+    public func move(_ mark: WorkerMark, to position: Int64) async throws {
         try await pool.withConnection { connection in
             _ = try connection.pipeline([.commitWithoutWaitingForFlush, .prepared("""
-                INSERT INTO submission_checkpoint AS c (position) VALUES (\(position))
-                ON CONFLICT (singleton) DO UPDATE SET position = excluded.position, updated_at = now()
+                INSERT INTO worker_checkpoints AS c (worker, position) VALUES (\(mark.rawValue), \(position))
+                ON CONFLICT (worker) DO UPDATE SET position = excluded.position, updated_at = now()
                 WHERE c.position < excluded.position
                 """)])
         }

@@ -12,15 +12,17 @@ import Synchronization
 /// The deliveries come from the log (`LedgerReads.unfinishedDeliveries`), oldest first. A
 /// transaction Apple cannot finish now waits its own backoff (2 s doubling to an hour, asked
 /// again forever) while the ones after it go on; three failures in a row mean Apple is down, and
-/// end the pass. How far it got is kept in this process: every delivery before the first one
-/// still waiting is finished or refused, so the next pass starts there; a restart reads from
-/// the start, past the finished ones. Of several servers' workers, one records each (the stream
+/// end the pass. How far it got is kept in this process and shared with the other servers
+/// (`WorkerMark.unfinishedDeliveries`): every delivery before the first one still waiting is
+/// finished or refused, so the next pass, and a server's first after a start, begins there.
+/// Of several servers' workers, one records each (the stream
 /// is claimed expecting none); two may each ask Apple once, which Apple answers the same.
 public final class FinishTransactionWorker: Sendable {
     let service: PurchaseService
     let interval: Duration
     let logger: Logger
-    private let scanned = Mutex<Int64>(0)
+    /// Nil until the first pass reads the shared mark.
+    private let scanned = Mutex<Int64?>(nil)
     /// Transactions Apple could not finish yet: failures so far and when to ask again.
     private let waiting = Mutex<[String: (failures: Int, next: ContinuousClock.Instant)]>([:])
 
@@ -38,13 +40,13 @@ public final class FinishTransactionWorker: Sendable {
     @discardableResult
     public func runOnce() async throws -> Int {
         var recorded = 0
-        var cursor = scanned.withLock { $0 }
+        let known = scanned.withLock { $0 }
+        let start = if let known { known } else { try await service.reads.position(of: .unfinishedDeliveries) }
+        var cursor = start
         var firstWaiting: Int64?
         var failuresInARow = 0
-        defer {
-            let reached = firstWaiting.map { $0 - 1 } ?? cursor
-            scanned.withLock { $0 = max($0, reached) }
-        }
+        func reached() -> Int64 { firstWaiting.map { $0 - 1 } ?? cursor }
+        defer { scanned.withLock { $0 = max($0 ?? 0, start, reached()) } }
         // The waiting transactions this pass met: at its end, the others were finished (by
         // another server's worker) and are forgotten.
         var met = Set<String>()
@@ -52,6 +54,8 @@ public final class FinishTransactionWorker: Sendable {
             let page = try await service.reads.unfinishedDeliveries(after: cursor, limit: 100)
             guard !page.isEmpty else {
                 waiting.withLock { $0 = $0.filter { met.contains($0.key) } }
+                // Shared, so the next start (this server's or another's) begins here too.
+                if reached() > start { try await service.reads.move(.unfinishedDeliveries, to: reached()) }
                 return recorded
             }
             for delivery in page {

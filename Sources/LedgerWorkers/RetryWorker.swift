@@ -24,7 +24,7 @@ public final class RetryWorker: Sendable {
     let logger: Logger
     /// Every submission at or before this position is decided, as far as this worker has seen:
     /// the orphan scan starts after it, so it does not walk the decided past on every pass. Nil
-    /// until the first pass reads where the servers left it (`submission_checkpoint`): from the
+    /// until the first pass reads where the servers left it (`WorkerMark.undecidedSubmissions`): from the
     /// first submission, a start at 20,000,000 events walked 3,050,000 of them (4.8 s of a core).
     private let decidedThrough = Mutex<Int64?>(nil)
 
@@ -64,7 +64,7 @@ public final class RetryWorker: Sendable {
     /// `ReceiptSubmitted`, as its request would have.
     private func resolveOrphans() async throws -> Int {
         let known = decidedThrough.withLock { $0 }
-        let after = if let known { known } else { try await service.reads.submissionsDecidedThrough() }
+        let after = if let known { known } else { try await service.reads.position(of: .undecidedSubmissions) }
         let limit = 1_000
         let (open, head) = try await service.reads.openSubmissions(after: after, grace: orphanGrace, limit: limit)
         var resolved = 0
@@ -85,7 +85,7 @@ public final class RetryWorker: Sendable {
         }
         decidedThrough.withLock { $0 = max($0 ?? 0, after, through) }
         // Shared, so the next start (this server's or another's) begins here too.
-        if through > after { try await service.reads.noteSubmissionsDecided(through: through) }
+        if through > after { try await service.reads.move(.undecidedSubmissions, to: through) }
         return resolved
     }
 

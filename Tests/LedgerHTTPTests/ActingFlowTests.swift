@@ -197,6 +197,13 @@ struct FinishTransactionFlowTests {
             }
             let counts = ledger.simulator.finishRequestCounts
             for id in transactions { #expect(counts[id] == 1, "\(id) finished once: \(counts)") }
+            // Every delivery is finished, and the servers' shared mark says so: a server starting
+            // now begins its scan after them.
+            let reads = ledger.server.service.reads
+            #expect(try await reads.unfinishedDeliveries(after: 0).isEmpty)
+            try await ledger.eventually("the mark passes the last delivery", within: .seconds(10)) {
+                try await reads.position(of: .unfinishedDeliveries) > 0
+            }
             let finished = try await ledger.events("TransactionFinished")
             #expect(finished.allSatisfy { if case .transactionFinished(let f) = $0 { f.outcome == "finished" } else { false } })
             let timeline = try await ledger.get("/v1/timelines/transactions/\(transactions[0])", token: LedgerHarness.financeToken)
@@ -228,6 +235,12 @@ struct FinishTransactionFlowTests {
                 ledger.simulator.serverAPICalls(to: .finishTransaction) - ledger.simulator.finishRequestCounts.values.reduce(0, +) >= 2
             }
             #expect(try await ledger.count("TransactionFinished") == 1, "nothing recorded for the transaction Apple does not know")
+            // The servers' shared mark never passes the transaction still waiting, so a server
+            // starting now asks about it again.
+            let reads = ledger.server.service.reads
+            let left = try await reads.unfinishedDeliveries(after: 0)
+            #expect(left.map(\.transactionId) == ["340000999999991"])
+            #expect(try await reads.position(of: .unfinishedDeliveries) < left[0].position)
         }
     }
 

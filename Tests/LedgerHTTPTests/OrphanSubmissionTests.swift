@@ -91,10 +91,10 @@ struct OrphanSubmissionTests {
             let (_, first) = try await ledger.orderAndBuy(user: "u-mark", product: "com.example.coins100", appleId: "apple-mark-1")
             let a = try await Self.abandon(service, user: "u-mark", kind: .receipt, proof: first.receiptData, transactionId: first.transactionId)
             _ = try await Self.decideAbandoned(service, a)
-            let afterA = try await service.reads.submissionsDecidedThrough()
+            let afterA = try await service.reads.position(of: .undecidedSubmissions)
             #expect(afterA >= (try await position(of: a)), "decided, so the next start scans after it")
-            try await service.reads.noteSubmissionsDecided(through: 1)
-            #expect(try await service.reads.submissionsDecidedThrough() >= afterA, "never moved back")
+            try await service.reads.move(.undecidedSubmissions, to: 1)
+            #expect(try await service.reads.position(of: .undecidedSubmissions) >= afterA, "never moved back")
 
             // One left undecided inside its grace holds the mark before it, whichever worker passes.
             let (_, second) = try await ledger.orderAndBuy(user: "u-mark", product: "com.example.coins100", appleId: "apple-mark-2")
@@ -102,11 +102,11 @@ struct OrphanSubmissionTests {
             let patient = RetryWorker(service: service, orphanGrace: .seconds(3600), logger: Logger(label: "test"))
             #expect(try await patient.runOnce() == 0)
             let b0 = try await position(of: b)
-            #expect(try await service.reads.submissionsDecidedThrough() < b0)
+            #expect(try await service.reads.position(of: .undecidedSubmissions) < b0)
             // A worker starting afresh (a restarted server) reads the mark and still finds it.
             let events = try await Self.decideAbandoned(service, b)
             #expect(events.last.map { if case .submissionResolved(let r) = $0 { r.transactionIds } else { [] } } == [second.transactionId])
-            #expect(try await service.reads.submissionsDecidedThrough() >= b0)
+            #expect(try await service.reads.position(of: .undecidedSubmissions) >= b0)
         }
     }
 }
