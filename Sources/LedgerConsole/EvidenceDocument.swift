@@ -104,16 +104,21 @@ struct EvidenceDocument {
         return false
     }
 
-    /// The documents an event cites: every `…sha256…` field holding 64 hex digits.
-    static func documentNames(in value: JSONValue) -> [String] {
-        func isHexDigit(_ byte: UInt8) -> Bool {
+    /// Whether `text` can name a stored document (or an imported report): a sha256 as 64 hex
+    /// digits. Bytes, not Characters: every look-up row asks, and `Character.isHexDigit` also
+    /// takes fullwidth digits, which no name holds.
+    static func isDocumentName(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { byte in
             (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
                 || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
         }
+    }
+
+    /// The documents an event cites: every `…sha256…` field holding 64 hex digits.
+    static func documentNames(in value: JSONValue) -> [String] {
         func hex(_ v: JSONValue) -> [String] {
             switch v {
-            // Bytes, not Characters: every look-up row asks, and a document's name is ASCII.
-            case .string(let s) where s.utf8.count == 64 && s.utf8.allSatisfy(isHexDigit): [s]
+            case .string(let s) where isDocumentName(s): [s]
             case .array(let items): items.flatMap(hex)
             default: []
             }

@@ -27,7 +27,7 @@ struct LookupPage: Sendable {
         }
         router.get("console/documents/:sha256") { request, context in await routes.guarded(.lookup, request, context) { session in
             let name = try context.parameters.require("sha256")
-            guard name.count == 64, name.allSatisfy(\.isHexDigit) else { throw ConsoleError.badRequest("A document is named by its sha256: 64 hex digits.") }
+            guard EvidenceDocument.isDocumentName(name) else { throw ConsoleError.badRequest("A document is named by its sha256: 64 hex digits.") }
             guard let bytes = try await console.service.documents.get(name.lowercased()) else {
                 throw ConsoleError.notFound("The ledger holds no document \(name).")
             }

@@ -39,7 +39,7 @@ struct ReconciliationPage: Sendable {
         } }
         router.get("console/reconciliation/:sha256") { request, context in await routes.guarded(.reconciliation, request, context) { session in
             let name = try context.parameters.require("sha256")
-            guard name.count == 64, name.allSatisfy(\.isHexDigit),
+            guard EvidenceDocument.isDocumentName(name),
                   let (report, result) = try await console.reads.reconciliation(ofReport: name.lowercased(), commission: console.commission)
             else { throw ConsoleError.notFound("No report \(name) was imported.") }
             func money(_ minor: Int64, _ currency: String) -> String { Money(minorUnits: minor, currency: currency).decimal }

@@ -21,13 +21,14 @@ public final class FinishTransactionWorker: Sendable {
     let service: PurchaseService
     let interval: Duration
     let logger: Logger
-    /// Nil until the first pass reads the shared mark.
-    private let scanned = Mutex<Int64?>(nil)
+    /// Every delivery at or before it is finished or refused.
+    private let scanned: ScanMark
     /// Transactions Apple could not finish yet: failures so far and when to ask again.
     private let waiting = Mutex<[String: (failures: Int, next: ContinuousClock.Instant)]>([:])
 
     public init(service: PurchaseService, interval: Duration = .seconds(2), logger: Logger) {
         self.service = service
+        self.scanned = ScanMark(.unfinishedDeliveries, reads: service.reads)
         self.interval = interval
         self.logger = logger
     }
@@ -40,13 +41,12 @@ public final class FinishTransactionWorker: Sendable {
     @discardableResult
     public func runOnce() async throws -> Int {
         var recorded = 0
-        let known = scanned.withLock { $0 }
-        let start = if let known { known } else { try await service.reads.position(of: .unfinishedDeliveries) }
+        let start = try await scanned.start()
         var cursor = start
         var firstWaiting: Int64?
         var failuresInARow = 0
         func reached() -> Int64 { firstWaiting.map { $0 - 1 } ?? cursor }
-        defer { scanned.withLock { $0 = max($0 ?? 0, start, reached()) } }
+        defer { scanned.reachedHere(reached()) }
         // The waiting transactions this pass met: at its end, the others were finished (by
         // another server's worker) and are forgotten.
         var met = Set<String>()
@@ -54,8 +54,7 @@ public final class FinishTransactionWorker: Sendable {
             let page = try await service.reads.unfinishedDeliveries(after: cursor, limit: 100)
             guard !page.isEmpty else {
                 waiting.withLock { $0 = $0.filter { met.contains($0.key) } }
-                // Shared, so the next start (this server's or another's) begins here too.
-                if reached() > start { try await service.reads.move(.unfinishedDeliveries, to: reached()) }
+                try await scanned.reached(reached(), from: start)
                 return recorded
             }
             for delivery in page {

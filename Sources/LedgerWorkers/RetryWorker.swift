@@ -6,7 +6,6 @@ import LedgerService
 import LedgerStore
 import Logging
 import Postgres
-import Synchronization
 
 /// Finishes every accepted submission: asks Apple again about receipts it could not verify,
 /// with backoff, until it answers, and decides submissions nobody decided (the process died
@@ -22,14 +21,13 @@ public final class RetryWorker: Sendable {
     /// request takes to ask Apple (both endpoints, with their time-outs) and decide.
     let orphanGrace: Duration
     let logger: Logger
-    /// Every submission at or before this position is decided, as far as this worker has seen:
-    /// the orphan scan starts after it, so it does not walk the decided past on every pass. Nil
-    /// until the first pass reads where the servers left it (`WorkerMark.undecidedSubmissions`): from the
-    /// first submission, a start at 20,000,000 events walked 3,050,000 of them (4.8 s of a core).
-    private let decidedThrough = Mutex<Int64?>(nil)
+    /// Every submission at or before it is decided: the orphan scan starts after it, so it does
+    /// not walk the decided past on every pass, nor on a server's first.
+    private let decided: ScanMark
 
     public init(service: PurchaseService, pollInterval: Duration = .milliseconds(500), orphanGrace: Duration = .seconds(120), logger: Logger) {
         self.service = service
+        self.decided = ScanMark(.undecidedSubmissions, reads: service.reads)
         self.pollInterval = pollInterval
         self.orphanGrace = orphanGrace
         self.logger = logger
@@ -63,8 +61,7 @@ public final class RetryWorker: Sendable {
     /// Decides each submission recorded longer than `orphanGrace` ago whose stream holds only
     /// `ReceiptSubmitted`, as its request would have.
     private func resolveOrphans() async throws -> Int {
-        let known = decidedThrough.withLock { $0 }
-        let after = if let known { known } else { try await service.reads.position(of: .undecidedSubmissions) }
+        let after = try await decided.start()
         let limit = 1_000
         let (open, head) = try await service.reads.openSubmissions(after: after, grace: orphanGrace, limit: limit)
         var resolved = 0
@@ -83,9 +80,7 @@ public final class RetryWorker: Sendable {
                 throw error
             }
         }
-        decidedThrough.withLock { $0 = max($0 ?? 0, after, through) }
-        // Shared, so the next start (this server's or another's) begins here too.
-        if through > after { try await service.reads.move(.undecidedSubmissions, to: through) }
+        try await decided.reached(through, from: after)
         return resolved
     }
 

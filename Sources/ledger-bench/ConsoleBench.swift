@@ -98,14 +98,14 @@ enum ConsoleBench {
     /// calls it, so what the page adds beyond them (its rendering, HTTP) is seen by difference.
     static func lookupParts(_ reads: ReadModels, user: String, requests: Int) async throws {
         func timed(_ name: String, _ part: () async throws -> Void) async throws {
-            var latencies: [Double] = []
+            var latencies: [Duration] = []
             for index in 0..<(requests + 3) {
                 let started = ContinuousClock.now
                 try await part()
-                if index >= 3 { latencies.append((ContinuousClock.now - started).seconds * 1_000) }
+                if index >= 3 { latencies.append(ContinuousClock.now - started) }
             }
-            latencies.sort()
-            let p50 = latencies[latencies.count / 2], p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+            let (p50, p99) = ReadBench.percentiles(latencies)
+            // The bench's table, on its standard output like every other line of it.
             print("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0) + String(format: "  %10.1f %10.1f", p50, p99))
         }
         // The page's window: its newest 100 entries, and the lists apart (spends, refund requests).
@@ -114,13 +114,13 @@ enum ConsoleBench {
             for (index, type) in types.enumerated() where type == "BalanceSpent" || type.hasPrefix("Consumption") { indices.insert(index) }
             return indices
         }
-        var originals: [String] = []
-        for entry in try await reads.timeline(.user, user)?.entries ?? [] {
-            if let original = entry.originalTransactionId, !originals.contains(original) { originals.append(original) }
+        var originals: [String] = [], seen: Set<String> = []
+        for entry in try await reads.timeline(.user, user)?.entries ?? [] where originals.count < 20 {
+            if let original = entry.originalTransactionId, seen.insert(original).inserted { originals.append(original) }
         }
         try await timed("its timeline, 100 shown") { _ = try await reads.timeline(.user, user, shown: shown) }
         try await timed("its view (balances...)") { _ = try await reads.user(user) }
-        try await timed("ownership of \(min(20, originals.count)) purchases") { _ = try await reads.ownerships(Array(originals.prefix(20))) }
+        try await timed("ownership of \(originals.count) purchases") { _ = try await reads.ownerships(originals) }
     }
 
     static func measure(_ client: HTTPClient, _ url: String, cookie: String? = nil, bearer: String? = nil, requests: Int) async throws -> (p50: Double, p99: Double) {
