@@ -7,6 +7,12 @@ import TestSupport
 import Testing
 import Spawning
 
+/// Every suite on the pg_auto_failover set, run one after another. The failover test kills the
+/// set's servers: a standby read running beside it met the killed node as a 503 (CI, 2026-11-27),
+/// so no two suites share the set at once, whatever the order they run in.
+@Suite("the pg_auto_failover set", HACluster.required, .serialized)
+enum HASet {}
+
 /// The pg_auto_failover set `Tools/test` starts with `Tools/cluster up` (a monitor, a primary and
 /// a synchronous secondary on loopback) and names in `PL_HA_DATABASE_URL` (both hosts,
 /// `target_session_attrs=read-write`) and `PL_HA_DATABASE_READ_URL` (the standby side). The tests
