@@ -11,7 +11,10 @@ import Spawning
 /// set's servers: a standby read running beside it met the killed node as a 503 (CI, 2026-11-27),
 /// so no two suites share the set at once, whatever the order they run in.
 @Suite("the pg_auto_failover set", HACluster.required, .serialized)
-enum HASet {}
+enum HASet {
+    @Suite("failover of the PostgreSQL primary") struct FailoverTests {}
+    @Suite("reads on a standby") struct ReadReplicaTests {}
+}
 
 /// The pg_auto_failover set `Tools/test` starts with `Tools/cluster up` (a monitor, a primary and
 /// a synchronous secondary on loopback) and names in `PL_HA_DATABASE_URL` (both hosts,
