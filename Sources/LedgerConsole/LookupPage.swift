@@ -10,7 +10,7 @@ import LedgerStore
 /// Apple order id gives the timeline (with the chain's verdict on exactly what is shown), Apple's
 /// verbatim evidence one click away, ownership history, balances and spending, and what the
 /// ledger told Apple about a refund request.
-struct LookupPage: Sendable {
+public struct LookupPage: Sendable {
     let console: Console
 
     func register<Context: ConsoleRequestContext>(on router: Router<Context>, routes: ConsoleRoutes<Context>) {
@@ -62,11 +62,7 @@ struct LookupPage: Sendable {
         // both: asked at once, each on its own connection. Only what the page shows is parsed,
         // summed up and given Apple's evidence: its window of the table, the refund requests
         // and the spends.
-        let shown: TimelineShown = { positions, types in
-            var indices = Set(Self.page(of: positions, before: before))
-            for (index, type) in types.enumerated() where Self.listedApart(type) { indices.insert(index) }
-            return indices
-        }
+        let shown = Self.shown(before: before)
         async let asUser = console.reads.timeline(.user, query, shown: shown)
         async let asOrder = console.reads.timeline(.order, query, shown: shown)
         async let asTransaction = console.reads.timeline(.transaction, query, shown: shown)
@@ -170,6 +166,16 @@ struct LookupPage: Sendable {
     static func page(of positions: [Int64], before: Int64?) -> Range<Int> {
         let end = before.map { position in positions.firstIndex { $0 >= position } ?? positions.count } ?? positions.count
         return max(0, end - entriesPerPage)..<end
+    }
+
+    /// The entries a page shows in full: its window of the table, and those listed apart. Public
+    /// for `ledger-bench console`, which times a page's timeline as the page asks for it.
+    public static func shown(before: Int64?) -> TimelineShown {
+        { positions, types in
+            var indices = Set(page(of: positions, before: before))
+            for (index, type) in types.enumerated() where listedApart(type) { indices.insert(index) }
+            return indices
+        }
     }
 
     /// Entries the page lists apart from the table, whatever its window: refund requests and

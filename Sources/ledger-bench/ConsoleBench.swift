@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import EventStore
 import Foundation
 import Ledger
+import LedgerConsole
 import LedgerHTTP
 import LedgerProjections
 import LedgerQueries
@@ -108,12 +109,8 @@ enum ConsoleBench {
             // The bench's table, on its standard output like every other line of it.
             print("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0) + String(format: "  %10.1f %10.1f", p50, p99))
         }
-        // The page's window: its newest 100 entries, and the lists apart (spends, refund requests).
-        let shown: TimelineShown = { positions, types in
-            var indices = Set(positions.indices.suffix(100))
-            for (index, type) in types.enumerated() where type == "BalanceSpent" || type.hasPrefix("Consumption") { indices.insert(index) }
-            return indices
-        }
+        // What the page's first window shows in full, by the page's own rule.
+        let shown = LookupPage.shown(before: nil)
         var originals: [String] = [], seen: Set<String> = []
         for entry in try await reads.timeline(.user, user)?.entries ?? [] where originals.count < 20 {
             if let original = entry.originalTransactionId, seen.insert(original).inserted { originals.append(original) }
