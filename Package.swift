@@ -1,7 +1,7 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Dependencies point inward (ARCHITECTURE §2): Postgres knows only libpq, EventStore only
+// Dependencies point inward (docs/architecture.md §2): Postgres knows only libpq, EventStore only
 // Postgres, AppStore only Apple's formats; the executable is a thin shell over PurchaseLedgerCLI.
 // Every target of ours builds with warnings as errors: a fresh build has none, and CI fails on a
 // new one (SE-0480; packages we depend on are not affected).
@@ -12,6 +12,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "purchase-ledger", targets: ["purchase-ledger"]),
+        // Development executables: never in the release package.
+        .executable(name: "apple-simulator", targets: ["apple-simulator"]),
+        .executable(name: "ledger-demo", targets: ["ledger-demo"]),
         .library(name: "Postgres", targets: ["Postgres"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "AppStore", targets: ["AppStore"]),
@@ -190,7 +193,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Telling the app's backends (ARCHITECTURE §10): Standard Webhooks signatures, the
+        // Telling the app's backends (docs/architecture.md §10): Standard Webhooks signatures, the
         // delivery of the webhook messages projection to each endpoint (lease, checkpoint,
         // retries, per-user order), its status and redelivery, and a receiver that verifies
         // (the demo's, the tests' and the bench's). Reads the log only through the projection.
@@ -247,10 +250,15 @@ let package = Package(
             resources: [.copy("Resources/openapi.yaml")],
             swiftSettings: strict
         ),
+        // The release number and commit `purchase-ledger --version` prints: VERSION read at compile
+        // time, the commit stamped by Tools/release (C, since only a C macro carries a string in
+        // from the command line).
+        .target(name: "CBuildInfo"),
+        // Every command of the released tool. No simulator here: the product links none.
         .target(
             name: "PurchaseLedgerCLI",
             dependencies: [
-                "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP",
+                "CBuildInfo", "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -278,6 +286,32 @@ let package = Package(
         .executableTarget(
             name: "purchase-ledger",
             dependencies: ["PurchaseLedgerCLI"],
+            swiftSettings: strict
+        ),
+        // Our Apple-compatible server for the demo, the tests and the benches.
+        .executableTarget(
+            name: "apple-simulator",
+            dependencies: [
+                "AppleSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // Tools/demo: the ledger and the simulator in one process, a day of purchases played
+        // through the API. Uses the CLI's database options and printers (package access).
+        .executableTarget(
+            name: "ledger-demo",
+            dependencies: [
+                "PurchaseLedgerCLI", "AppleSimulator", "AppStore", "AppStoreClient", "EventStore", "Postgres", "Ledger", "LedgerStore",
+                "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(

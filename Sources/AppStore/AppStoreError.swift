@@ -4,7 +4,7 @@ import Foundation
 /// that could not be read.
 ///
 /// `description` never contains a receipt, a shared secret, a JWS or a response body: those are
-/// sensitive (ARCHITECTURE §3) and errors end up in logs. `debugDescription` adds the underlying
+/// sensitive (docs/architecture.md §3) and errors end up in logs. `debugDescription` adds the underlying
 /// error's type and a coding path, still without any of those.
 public struct AppStoreError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What went wrong; extensible, so new codes never break a `switch` with a `default`.

@@ -2,7 +2,7 @@ import Foundation
 
 /// base64url without padding (RFC 7515 §2), as JWS segments use it. Mapped byte by byte:
 /// `replacingOccurrences` goes through CFString, slow for every segment the simulator signs
-/// (BENCHMARKS.md, 'Why the code is shaped so').
+/// (docs/benchmarks.md, 'Why the code is shaped so').
 public enum Base64URL {
     public static func encode(_ data: Data) -> String {
         var out: [UInt8] = []

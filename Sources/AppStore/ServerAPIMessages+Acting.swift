@@ -1,4 +1,4 @@
-/// What the ledger asks Apple to *do* (CONTRACT "Acting"), in the App Store Server API's shapes
+/// What the ledger asks Apple to *do* (docs/support-acts.md), in the App Store Server API's shapes
 /// (app-store-server-library-swift's Models: ExtendRenewalDateRequest, ExtendRenewalDateResponse,
 /// MassExtendRenewalDateRequest, MassExtendRenewalDateResponse, MassExtendRenewalDateStatusResponse,
 /// UpdateAppAccountTokenRequest).

@@ -2,7 +2,7 @@ import AppStore
 import Foundation
 
 /// Where and as whom the ledger reads the App Store Connect API (price points): a team key,
-/// another API and another key than the Server API's (CONTRACT.md configuration). The private
+/// another API and another key than the Server API's (docs/configuration.md). The private
 /// key is held in memory only; `description` never shows it.
 public struct AppStoreConnectConfiguration: Sendable, CustomStringConvertible {
     public var issuerId: String

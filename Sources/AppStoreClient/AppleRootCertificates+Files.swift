@@ -16,7 +16,7 @@ extension AppleRootCertificates {
     }
 
     /// The roots the ledger trusts: Apple Root CA - G3 plus the files listed, comma-separated,
-    /// in `APPLE_ROOT_CERTIFICATES` (CONTRACT.md), for example the simulator's root.
+    /// in `APPLE_ROOT_CERTIFICATES` (docs/configuration.md), for example the simulator's root.
     public static func trusted(environment: [String: String]) throws(AppStoreError) -> [Certificate] {
         let paths = (environment["APPLE_ROOT_CERTIFICATES"] ?? "")
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

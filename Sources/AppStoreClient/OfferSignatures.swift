@@ -2,7 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 
-/// Signs the offers StoreKit redeems (CONTRACT.md `POST /v1/offers/signatures`), with an In-App
+/// Signs the offers StoreKit redeems (docs/http-api.md `POST /v1/offers/signatures`), with an In-App
 /// Purchase key from App Store Connect (a `.p8`, P-256): the legacy promotional-offer signature
 /// and the two JWS kinds StoreKit 2 takes, as Apple's app-store-server-library-swift makes them:
 ///

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 
-/// The calls that ask Apple to *do* something (CONTRACT "Acting"). A refusal is Apple's
+/// The calls that ask Apple to *do* something (docs/support-acts.md). A refusal is Apple's
 /// `ServerAPIError` of kind `.refused`, its `errorCode` Apple's (4030004 ineligible, ...).
 extension ServerAPIClient {
     /// Extend a Subscription Renewal Date.

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import NIOHTTP1
 
-/// The App Store Server API over AsyncHTTPClient: the ledger *asks* Apple (ARCHITECTURE §8).
+/// The App Store Server API over AsyncHTTPClient: the ledger *asks* Apple (docs/architecture.md §8).
 ///
 /// Every call signs with a cached ES256 token (`ServerAPIToken`), honours 429's `Retry-After`,
 /// backs off with full jitter on 5xx, time-outs and refused connections, and treats 401 as a

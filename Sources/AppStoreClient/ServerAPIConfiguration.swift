@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 
-/// Where and as whom the ledger asks the App Store Server API (CONTRACT.md configuration).
+/// Where and as whom the ledger asks the App Store Server API (docs/configuration.md).
 /// The private key is held in memory only; `description` never shows it.
 public struct ServerAPIConfiguration: Sendable, CustomStringConvertible {
     public var issuerId: String

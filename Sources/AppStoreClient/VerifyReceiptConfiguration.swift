@@ -49,7 +49,7 @@ public struct VerifyReceiptConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Reads `APPLE_VERIFY_RECEIPT_PRODUCTION_URL`, `APPLE_VERIFY_RECEIPT_SANDBOX_URL` and
-    /// `APPLE_SHARED_SECRET` (CONTRACT.md); unset or empty variables keep the defaults.
+    /// `APPLE_SHARED_SECRET` (docs/configuration.md); unset or empty variables keep the defaults.
     public init(environment: [String: String]) {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         self.init(

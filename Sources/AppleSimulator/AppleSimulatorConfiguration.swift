@@ -52,7 +52,7 @@ extension AppleSimulator {
 
         public init() {}
 
-        /// The configuration the ledger's own variables imply (`CONTRACT.md`): `APPLE_BUNDLE_ID`,
+        /// The configuration the ledger's own variables imply (`docs/configuration.md`): `APPLE_BUNDLE_ID`,
         /// `APPLE_SHARED_SECRET`, plus `APPLE_SIMULATOR_NOTIFICATION_URL`,
         /// `APPLE_SIMULATOR_NOTIFICATION_VERSIONS` ("v1,v2") and `APPLE_SIMULATOR_SEED`.
         ///

@@ -53,7 +53,7 @@ import ServiceLifecycle
 /// refused) and `acceptConnections()` serves again on the same port; there is no route for it,
 /// since the control API is behind the same port.
 public struct AppleSimulatorServer: Sendable {
-    /// Default address of `purchase-ledger apple-simulator`: loopback, next to the ledger's 8080.
+    /// Default address of `apple-simulator`: loopback, next to the ledger's 8080.
     public static let defaultAddress = "127.0.0.1:8090"
 
     public let simulator: AppleSimulator
@@ -65,7 +65,7 @@ public struct AppleSimulatorServer: Sendable {
     }
 
     /// Serves on `host:port` until SIGINT or SIGTERM: the entry point of
-    /// `purchase-ledger apple-simulator [--address HOST:PORT]`.
+    /// `apple-simulator [--address HOST:PORT]`.
     ///
     /// - Parameters:
     ///   - address: "HOST:PORT", e.g. `AppleSimulatorServer.defaultAddress`.

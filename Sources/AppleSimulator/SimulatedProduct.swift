@@ -6,7 +6,7 @@
 /// plan bought on Jan 31 renews on Feb 29 (28), Mar 31, Apr 30. Free trials and grace periods
 /// are whole days.
 public struct SimulatedProduct: Sendable, Codable, Hashable {
-    /// Apple's product types, with the raw values of the ledger's catalog (`CONTRACT.md`).
+    /// Apple's product types, with the raw values of the ledger's catalog (`docs/configuration.md`).
     public enum Kind: String, Sendable, Codable, Hashable {
         case consumable
         case nonConsumable = "non_consumable"
@@ -79,7 +79,7 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
         self.commitmentPeriods = commitmentPeriods
     }
 
-    /// The catalog used when none is given: the products of `CONTRACT.md`'s example plus a
+    /// The catalog used when none is given: the products of `docs/configuration.md`'s example plus a
     /// yearly plan in the same group (to upgrade to), a non-consumable, and a 12-month commitment
     /// billed monthly (4.99 USD an instalment, 59.88 the commitment) in a group of its own.
     public static let defaultCatalog: [SimulatedProduct] = [

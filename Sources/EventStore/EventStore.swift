@@ -1,7 +1,7 @@
 import Logging
 import Postgres
 
-/// The append-only event log in PostgreSQL (ARCHITECTURE §3).
+/// The append-only event log in PostgreSQL (docs/architecture.md §3).
 ///
 /// Appends are durable when they return, checked against an expected version and idempotent by
 /// event id and idempotency key. Positions are gapless and in commit order, so a reader that

@@ -10,7 +10,7 @@ import Postgres
 /// One writer at a time holds a pooled connection and loops on that connection's own thread:
 /// take what is queued, commit it, resume its callers, wait for the next. Between batches it
 /// never goes back through the pool or the cooperative pool: those hand-offs cost more than the
-/// INSERT itself (BENCHMARKS.md, 'Why the code is shaped so').
+/// INSERT itself (docs/benchmarks.md, 'Why the code is shaped so').
 final class GroupCommitter: Sendable {
     struct Pending {
         var command: [StreamAppend]

@@ -103,6 +103,25 @@ public struct Migrator: Sendable {
     }
 }
 
+extension Migrator {
+    /// The names of the migrations this build knows that the database has not applied, in
+    /// order: `serve` refuses to start until they are (`purchase-ledger migrate`). Migrations
+    /// the database has and this build does not know are no obstacle: a newer release migrated
+    /// it, and migrations only add, so an older server keeps serving during a rolling upgrade.
+    public func pending(pool: ConnectionPool) async throws -> [String] {
+        let migrations = self.migrations
+        return try await pool.withConnection { connection in
+            let exists: Bool = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL")[0].decode(0)
+            guard exists else { return migrations.map(\.name) }
+            var applied = Set<Int>()
+            for row in try connection.query("SELECT version FROM schema_migrations") {
+                applied.insert(Int(try row.decode(0, as: Int32.self)))
+            }
+            return migrations.filter { !applied.contains($0.version) }.map(\.name)
+        }
+    }
+}
+
 /// A migration that cannot be applied; the message names the file.
 public struct MigrationError: Error, Sendable, CustomStringConvertible {
     public var description: String

@@ -56,7 +56,7 @@ extension NewEvent {
     /// on Linux), the default for every new event.
     ///
     /// Foundation's `UUID()` on Linux opens and reads `/dev/urandom` for every id, one `open`
-    /// per appended event; `getrandom` needs none (BENCHMARKS.md, 'Why the code is shaped so').
+    /// per appended event; `getrandom` needs none (docs/benchmarks.md, 'Why the code is shaped so').
     public static func makeID() -> UUID {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
 
-/// One product the app sells, as the catalog file describes it (CONTRACT.md "Catalog file").
+/// One product the app sells, as the catalog file describes it (docs/configuration.md, "The catalog file").
 public struct Product: Sendable, Hashable, Codable {
     public var productId: String
     public var kind: ProductKind

@@ -69,7 +69,7 @@ public struct LedgerAppend: Sendable, Hashable {
     }
 }
 
-/// One delivered transaction as the API shows it (CONTRACT.md `deliveries`).
+/// One delivered transaction as the API shows it (docs/http-api.md `deliveries`).
 public struct Delivery: Sendable, Hashable, Codable {
     public var transactionId: String
     public var originalTransactionId: String

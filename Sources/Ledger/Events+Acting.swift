@@ -1,4 +1,4 @@
-/// Acts (ARCHITECTURE §11): what support or the app's backend asked Apple to do, recorded with
+/// Acts (docs/architecture.md §11): what support or the app's backend asked Apple to do, recorded with
 /// its reason, idempotency key and Apple's request and answer verbatim (documents), so every
 /// goodwill day can be traced to who did it (the event's metadata names the actor) and why.
 

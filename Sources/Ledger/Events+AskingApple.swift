@@ -1,5 +1,5 @@
 /// What the ledger learnt by asking Apple (the App Store Server API) and what it told Apple:
-/// evidence like any other, its bodies kept verbatim as documents (ARCHITECTURE §8).
+/// evidence like any other, its bodies kept verbatim as documents (docs/architecture.md §8).
 
 /// One pass over Apple's notification history for an environment, up to `toMs`: the next
 /// pass starts from here, so a restart resumes. The notifications themselves are recorded as

@@ -85,7 +85,7 @@ public struct VerificationPending: LedgerEventPayload {
     }
 }
 
-/// The submission delivers nothing, for the reason `code` (CONTRACT.md's 422 codes).
+/// The submission delivers nothing, for the reason `code` (docs/http-api.md's 422 codes).
 public struct DeliveryRejected: LedgerEventPayload {
     public static let eventType = "DeliveryRejected"
     public var submissionId: String
@@ -115,7 +115,7 @@ public struct SubmissionResolved: LedgerEventPayload {
     }
 }
 
-/// Why a submission delivered nothing (CONTRACT.md `POST /v1/receipts`, 422).
+/// Why a submission delivered nothing (docs/http-api.md `POST /v1/receipts`, 422).
 public enum RejectionCode: String, Sendable, Hashable, Codable, CaseIterable {
     case receiptInvalid = "receipt_invalid"
     case signatureInvalid = "signature_invalid"

@@ -1,5 +1,5 @@
 /// What Apple's Get Transaction Info said of a sale the ledger saw only in a receipt: its
-/// storefront, price and currency, which a receipt never carries (CONTRACT.md "Money": "for a
+/// storefront, price and currency, which a receipt never carries (docs/configuration.md "Money": "for a
 /// sale seen only in a receipt, the ledger asks Apple's Get Transaction Info once").
 /// https://developer.apple.com/documentation/appstoreserverapi/get-transaction-info
 

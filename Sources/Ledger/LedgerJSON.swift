@@ -4,7 +4,7 @@ import Foundation
 /// so the same payload always has the same bytes.
 ///
 /// The coders are shared: configured once and never changed after, and encoding and decoding
-/// are safe from several threads at once, so no call pays for making its own (BENCHMARKS.md,
+/// are safe from several threads at once, so no call pays for making its own (docs/benchmarks.md,
 /// 'Why the code is shaped so').
 public enum LedgerJSON {
     /// snake_case keys as `convertToSnakeCase` writes them, each key's conversion remembered.

@@ -1,4 +1,4 @@
-/// What kind of in-app purchase a product is (CONTRACT.md catalog `kind`).
+/// What kind of in-app purchase a product is (docs/configuration.md catalog `kind`).
 public enum ProductKind: String, Sendable, Hashable, Codable, CaseIterable {
     case consumable
     case nonConsumable = "non_consumable"

@@ -1,4 +1,4 @@
-/// Decides what a submission delivers (ARCHITECTURE §4): a pure function of the submission,
+/// Decides what a submission delivers (docs/architecture.md §4): a pure function of the submission,
 /// Apple's evidence and what the ledger recorded before. No I/O; the service appends the
 /// result with the expected versions it carries, and decides again if another decision won.
 public enum PurchaseDecider {
@@ -154,7 +154,7 @@ struct Work {
 
     /// Delivers one entry to the submitting user, or says why not. An entry that matches none of
     /// the user's open orders is delivered to the user all the same, its reason recorded as
-    /// `no_order` (ARCHITECTURE §4): the user paid Apple for it.
+    /// `no_order` (docs/architecture.md §4): the user paid Apple for it.
     mutating func deliver(_ entry: EvidenceEntry) -> EntryVerdict {
         let user = submission.userId
         guard let product = context.catalog[entry.productId] else {
@@ -274,7 +274,7 @@ struct Work {
             offerSignatureId: OfferAttribution.signature(allowing: entry, userId: submission.userId, among: context.offerSignatures)?.signatureId)
     }
 
-    /// The order this purchase pays for, and how it was found (ARCHITECTURE §4: a token or
+    /// The order this purchase pays for, and how it was found (docs/architecture.md §4: a token or
     /// username may be empty or belong to another account; then product and purchase time).
     private func matchOrder(_ entry: EvidenceEntry, product: Product) -> (OrderCreated?, MatchReason) {
         let user = submission.userId
@@ -358,7 +358,7 @@ struct Work {
         } else {
             return nil
         }
-        // CONTRACT.md "Money": the share of the money Apple refunded, and as much of the grant,
+        // docs/configuration.md "Money": the share of the money Apple refunded, and as much of the grant,
         // rounded up; all of both for a full refund, as before shares were recorded.
         let fraction = RefundFraction.of(entry)
         let partial = fraction < RefundFraction.whole

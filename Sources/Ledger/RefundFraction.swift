@@ -2,7 +2,7 @@ import AppStore
 
 /// The share of a purchase a revocation refunds, in thousandths of a percent as Apple states
 /// `revocationPercentage` (25000 is 25%, 100000 all of it), and what that share is of an amount
-/// of money or of a grant (CONTRACT.md "Money"). Integer arithmetic only.
+/// of money or of a grant (docs/configuration.md "Money"). Integer arithmetic only.
 /// https://developer.apple.com/documentation/appstoreserverapi/revocationpercentage
 public enum RefundFraction {
     /// All of it: a full refund, and a refund for which Apple states no percentage.

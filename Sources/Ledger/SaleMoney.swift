@@ -1,4 +1,4 @@
-/// How a revenue line's money divides into tax, commission and proceeds (CONTRACT.md "Money"):
+/// How a revenue line's money divides into tax, commission and proceeds (docs/configuration.md "Money"):
 /// the rule, in integers, that the revenue report's SQL (`RevenueLineMoney` in LedgerQueries)
 /// computes per line and that tests check it against.
 ///

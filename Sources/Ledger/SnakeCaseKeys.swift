@@ -5,7 +5,7 @@ import Synchronization
 /// Foundation's `convertFromSnakeCase` and `convertToSnakeCase`, remembered per key. Foundation
 /// converts every key of every object afresh (splitting, capitalizing and joining strings),
 /// while event payloads have only a few dozen keys, decoded by every rebuild and encoded by
-/// every append (BENCHMARKS.md, 'Why the code is shaped so').
+/// every append (docs/benchmarks.md, 'Why the code is shaped so').
 enum SnakeCaseKeys {
     /// Keys come from bodies too, which anyone may fill with new names: past this many, keys
     /// are converted without being remembered, so the tables cannot grow without bound.

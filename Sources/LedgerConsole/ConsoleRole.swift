@@ -1,4 +1,4 @@
-/// Who may sign in to the console, from the scope of the token they sign in with (CONTRACT.md
+/// Who may sign in to the console, from the scope of the token they sign in with (docs/configuration.md
 /// `LEDGER_API_TOKENS`): finance sees everything, support sees people and their purchases,
 /// never revenue. An `app` token does not sign in: the app's backend has no screen.
 public enum ConsoleRole: String, Sendable, Hashable {

@@ -117,7 +117,7 @@ public struct LookupPage: Sendable {
     /// The timeline's table shows this many entries at a time, the newest first chosen (in log
     /// order on the page), with links to the earlier and later ones: a user of years has
     /// hundreds, and writing every one into the page made it the console's slowest
-    /// (BENCHMARKS.md). The chain's verdict and the sections above still cover them all.
+    /// (docs/benchmarks.md). The chain's verdict and the sections above still cover them all.
     static let entriesPerPage = 100
 
     /// `user`: the timeline's user's view when the caller has read it already.

@@ -4,7 +4,7 @@ import LedgerQueries
 /// The look-up's long tables, written here rather than by the template: the timeline's rows,
 /// the user's entitlements and the ownership of each purchase. Mustache finds each `{{x}}`
 /// through the context stack with half a dozen dynamic casts, and the ten of them in each of a
-/// user's 100 timeline rows were a quarter of the page's CPU (perf, BENCHMARKS.md 2026-11-27
+/// user's 100 timeline rows were a quarter of the page's CPU (perf, docs/benchmarks.md 2026-11-27
 /// afternoon); with those gone, the 61 entitlements and 20 ownerships of the same user were
 /// still a sixth. Every value goes through `ConsoleHTML.escape`, exactly as `{{x}}` would:
 /// these are the only places the look-up writes markup itself, and `ConsoleHostileInputTests`

@@ -3,7 +3,7 @@ import Hummingbird
 import Ledger
 import LedgerWebhooks
 
-/// Where each webhook endpoint stands (CONTRACT "Webhooks": a failing endpoint shows its backlog
+/// Where each webhook endpoint stands (docs/webhooks.md: a failing endpoint shows its backlog
 /// and last error): the figures of `purchase-ledger webhooks status` and of `/metrics`, read from
 /// the same `WebhookStatus` when the page is opened. Finance's, as the money it tells of is.
 struct WebhooksPage: Sendable {

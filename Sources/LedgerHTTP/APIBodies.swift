@@ -6,7 +6,7 @@ import LedgerQueries
 import LedgerService
 import NIOCore
 
-/// Request bodies of CONTRACT.md, decoded strictly: a missing field, a wrong type or a value
+/// Request bodies of docs/http-api.md, decoded strictly: a missing field, a wrong type or a value
 /// out of range is a 400 `invalid_request` naming the field, never a 5xx.
 enum APIBodies {
     struct CreateOrder: Decodable {
@@ -104,7 +104,7 @@ enum APIBodies {
 }
 
 /// An optional field of an answer written as `null` when it has no value, where Swift's
-/// synthesized encoding would leave the key out: CONTRACT.md's answers list every field
+/// synthesized encoding would leave the key out: docs/http-api.md's answers list every field
 /// (`openapi.yaml` marks them required and nullable).
 @propertyWrapper
 struct WrittenNull<Value: Encodable>: Encodable {
@@ -118,7 +118,7 @@ struct WrittenNull<Value: Encodable>: Encodable {
     }
 }
 
-/// Answers of CONTRACT.md with every field present (null when unknown), as documented.
+/// Answers of docs/http-api.md with every field present (null when unknown), as documented.
 enum APIAnswers {
     /// `POST /v1/offers/signatures` (201).
     struct OfferSignature: Encodable {

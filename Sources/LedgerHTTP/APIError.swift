@@ -7,7 +7,7 @@ import LedgerStore
 import NIOCore
 import NIOHTTP1
 
-/// An error answered as `{"error": {"code", "message"}}` with its HTTP status (CONTRACT.md).
+/// An error answered as `{"error": {"code", "message"}}` with its HTTP status (docs/http-api.md).
 /// The message never quotes a receipt, token or secret.
 public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
@@ -24,7 +24,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 
     public static func invalidRequest(_ message: String) -> APIError { APIError(.badRequest, "invalid_request", message) }
 
-    /// CONTRACT.md lists oversize bodies with the other malformed requests: code
+    /// docs/http-api.md lists oversize bodies with the other malformed requests: code
     /// `invalid_request`, with HTTP's own status for them, 413.
     static func bodyTooLarge() -> APIError {
         APIError(.contentTooLarge, "invalid_request", "the body is larger than \(APILimits.maximumBodyBytes) bytes")

@@ -4,7 +4,7 @@ import LedgerConsole
 import Foundation
 import Postgres
 
-/// What a bearer token may do (CONTRACT.md `LEDGER_API_TOKENS`).
+/// What a bearer token may do (docs/configuration.md `LEDGER_API_TOKENS`).
 public enum APIScope: String, Sendable, Hashable {
     /// The app's backend: orders, receipts, transactions, its users' state.
     case app
@@ -41,6 +41,9 @@ public struct APITokens: Sendable {
         }
         self.entries = entries
     }
+
+    /// Each token's scope, in the order configured (what `config check` may say of them).
+    public var scopes: [APIScope] { entries.map(\.scope) }
 
     /// The scope and actor name of `token`, or nil. Every entry is compared, in constant time.
     func authenticate(_ token: String) -> Entry? {

@@ -16,7 +16,7 @@ struct HealthCheck: Sendable {
         struct Answer: Encodable {
             var status: String
             var database: String
-            /// When down, the same error every call that needs the database answers (CONTRACT.md),
+            /// When down, the same error every call that needs the database answers (docs/http-api.md),
             /// so a client or probe reads one shape.
             var error: ErrorBody.Detail?
         }

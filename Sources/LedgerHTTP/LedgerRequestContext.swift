@@ -24,7 +24,7 @@ public struct LedgerRequestContext: RequestContext, ConsoleRequestContext, Remot
         remoteAddress = source.channel.remoteAddress
     }
 
-    /// Bodies over 1 MB are refused with 413 (CONTRACT.md).
+    /// Bodies over 1 MB are refused with 413 (docs/http-api.md).
     public var maxUploadSize: Int { APILimits.maximumBodyBytes }
 }
 

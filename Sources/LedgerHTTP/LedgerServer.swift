@@ -31,13 +31,18 @@ public struct LedgerServer: Sendable {
         self.logger = logger
     }
 
-    /// Serves until SIGTERM or SIGINT, then finishes in-flight requests and stops the worker and
-    /// runner cleanly: the entry point of `purchase-ledger serve`.
-    public func run() async throws {
-        let parts = try await makeParts { channel in
-            logger.info("PurchaseLedger serving", metadata: [
-                "address": "\(configuration.host):\(channel.localAddress?.port ?? configuration.port)",
-            ])
+    /// Serves until SIGTERM or SIGINT, then stops accepting, finishes in-flight requests and
+    /// stops the workers and runner cleanly: the entry point of `purchase-ledger serve`. systemd
+    /// hears `READY=1` once the listener is bound and `STOPPING=1` when the shutdown begins.
+    public func run(notifier: SystemdNotifier? = nil) async throws {
+        var parts = try await makeParts { channel in
+            let address = "\(configuration.host):\(channel.localAddress?.port ?? configuration.port)"
+            logger.info("PurchaseLedger serving", metadata: ["address": "\(address)"])
+            notifier?.notify("READY=1\nSTATUS=serving on \(address)")
+        }
+        if let notifier {
+            // Last in the list, so the first told of the shutdown (services stop in reverse).
+            parts.services.append(ShutdownNotice(notifier: notifier))
         }
         let group = ServiceGroup(
             services: parts.services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
@@ -141,7 +146,17 @@ public struct LedgerServer: Sendable {
             })
         if let file = configuration.catalogFile {
             do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: file))
+                // A file that cannot be read or parsed is configuration (exit 78, no restart loop);
+                // a database that fails to record it is not.
+                let data: Data
+                do {
+                    data = try Data(contentsOf: URL(fileURLWithPath: file))
+                    _ = try Catalog.parse(data)
+                } catch let error as CatalogError {
+                    throw LedgerServiceError(.invalidConfiguration, "LEDGER_CATALOG: \(error)")
+                } catch {
+                    throw LedgerServiceError(.invalidConfiguration, "LEDGER_CATALOG: cannot read \(file)")
+                }
                 let loaded = try await service.loadCatalog(data, metadata: RequestMetadata(actor: "serve:LEDGER_CATALOG"))
                 logger.info("catalog loaded", metadata: ["file": "\(file)", "products": "\(loaded.products.count)"])
             } catch {
@@ -271,5 +286,16 @@ public struct RunningLedgerServer: Sendable {
         let result = await task.result
         await parts.close()
         try result.get()
+    }
+}
+
+/// Sends `STOPPING=1` as soon as the graceful shutdown reaches it, then returns so the rest of
+/// the shutdown goes on: systemd then knows the stop was asked for, not a crash.
+struct ShutdownNotice: Service {
+    let notifier: SystemdNotifier
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        notifier.notify("STOPPING=1")
     }
 }

@@ -7,7 +7,7 @@ import LedgerWebhooks
 import Postgres
 import X509
 
-/// Everything `purchase-ledger serve` needs, from the environment of CONTRACT.md.
+/// Everything `purchase-ledger serve` needs, from the environment of docs/configuration.md.
 public struct ServerConfiguration: Sendable {
     public var host: String
     /// 0: any free port (tests).

@@ -2,7 +2,7 @@ import AppStore
 import LedgerWebhooks
 import Postgres
 
-/// The webhook endpoints' standing in `/metrics` (CONTRACT "Webhooks": a failing endpoint shows
+/// The webhook endpoints' standing in `/metrics` (docs/webhooks.md: a failing endpoint shows
 /// its backlog and last error), one series per endpoint labelled `endpoint="NAME"`. Read from the
 /// database at scrape time, so every server of a deployment reports every endpoint the same,
 /// whichever holds its lease; written here as Prometheus text beside the registry's exposition.

@@ -8,7 +8,7 @@ import Postgres
 /// Changes whose result depends on the rows before them (revenue lines and prices, unions of
 /// Apple accounts) keep their order and their own statements: their time is in each line's
 /// look-ups and index entries, not in the statements, so combining them does not pay
-/// (BENCHMARKS.md, 'Why the code is shaped so'). The result is the same rows as applying every
+/// (docs/benchmarks.md, 'Why the code is shaped so'). The result is the same rows as applying every
 /// change one by one: the replay's dry run compares exactly that (the server's runner applies
 /// small pages, a rebuild large ones) and finds nothing to change.
 struct ProjectionBatch {
@@ -127,7 +127,7 @@ struct ProjectionBatch {
     /// A sale's, refund's or reversal's revenue statements, under generic plans. PostgreSQL
     /// planned each afresh (a custom plan per call, its parameters being few and the plan
     /// cheap): 138 µs of planning against 65 µs of executing a sale, the largest part of a
-    /// rebuild (BENCHMARKS.md, 2026-11-26 evening). Their generic plans are the same index
+    /// rebuild (docs/benchmarks.md, 2026-11-26 evening). Their generic plans are the same index
     /// look-ups. Other statements keep PostgreSQL's choice: a state look-up by `= ANY` ran 4×
     /// slower generic, and a price refresh's plan depends on whether it is the product's first.
     private mutating func revenue(_ statements: [SQL]) {

@@ -146,7 +146,7 @@ public final class ProjectionReplay: Sendable {
     /// The rebuild writes revenue on a connection of its own, beside the other projections: its
     /// statements (one per sale, each rating the sale against the subscription's earlier ones)
     /// are a large part of a rebuild's writes, and one backend writing everything leaves the
-    /// machine partly idle (BENCHMARKS.md, 'Why the code is shaped so'). The shadow schema has no
+    /// machine partly idle (docs/benchmarks.md, 'Why the code is shaped so'). The shadow schema has no
     /// other runner, as `ProjectionRunner`'s concurrent groups require.
     static func writerGroups(_ projections: [any Projection]) -> [[any Projection]] {
         let alone = [RevenueProjection().name, TimelineProjection().name, WebhookEventsProjection().name]
@@ -190,10 +190,10 @@ public final class ProjectionReplay: Sendable {
     /// DO NOTHING` skipped in the live tables, as a row is its key) are dropped. Tables are keyed concurrently, each on its own
     /// connection, with room to sort in memory: keying runs after every group has reached the
     /// head, and one connection left the other core idle for 5.8 s of a 41 s rebuild
-    /// (pg_stat_statements, BENCHMARKS.md 2026-11-26 night).
+    /// (pg_stat_statements, docs/benchmarks.md 2026-11-26 night).
     private func key(_ setTables: [SetTableKeys], shadow: String, fingerprint: String, on pool: ConnectionPool) async throws {
         // Keying a large log takes a while after the progress bar has reached the head, so say
-        // what runs (BENCHMARKS.md, 'Why the code is shaped so').
+        // what runs (docs/benchmarks.md, 'Why the code is shaped so').
         logger.info("rebuilt up to the head; keying the set tables", metadata: ["tables": "\(setTables.map(\.table).joined(separator: ", "))"])
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             for set in setTables {

@@ -120,7 +120,7 @@ struct ReplayComparison {
     /// Rows and an order-independent md5 per table: the md5 of the row count and the sum of
     /// each row's text's md5 (its first 64 bits, summed exactly as numeric). A sum, not the
     /// md5s sorted and joined: sorting every row's hash would be a large part of a dry run
-    /// (BENCHMARKS.md, 'Why the code is shaped so').
+    /// (docs/benchmarks.md, 'Why the code is shaped so').
     static func checksums(of schema: String, tables: [String], on pool: ConnectionPool) async throws -> [(table: String, rows: Int64, md5: String)] {
         try await pool.withConnection { connection in
             try tables.map { table in

@@ -110,7 +110,7 @@ extension ReadModels {
             """).map { try $0.decode(0) }
     }
 
-    /// The name of the account of member row `g` (CONTRACT.md): the group's appTransactionId
+    /// The name of the account of member row `g` (docs/http-api.md): the group's appTransactionId
     /// when Apple gave one, else `otx:` and the group's root.
     static let accountName: SQL = """
         coalesce((SELECT min(a.app_transaction_id) FROM projection_apple_account_members a WHERE a.root = g.root), 'otx:' || g.root)

@@ -49,7 +49,7 @@ extension ReadModels {
     /// Nil when nothing in the ledger concerns `id` as that kind of subject. `shown` (nil: all)
     /// names the entries worth their summary and Apple's evidence: the console's look-up shows
     /// 100 of a user's hundreds, and decoding, summing up and citing the rest was most of its
-    /// time (BENCHMARKS.md). The chain's verdict covers every entry either way.
+    /// time (docs/benchmarks.md). The chain's verdict covers every entry either way.
     public func timeline(_ kind: TimelineView.Kind, _ id: String, shown: TimelineShown? = nil) async throws -> TimelineView? {
         try await mappingDatabaseErrors {
             let subject = kind.rawValue + ":" + id
@@ -75,7 +75,7 @@ extension ReadModels {
                 Self.noteTransactions(of: type, transactionId: transactionId, originalTransactionId: originalTransactionId, in: &transactions)
                 var summary = "", data = JSONValue.null
                 // Only entries shown are parsed: the console shows 100 of a user's hundreds, and
-                // parsing the rest was a tenth of its look-up's time (BENCHMARKS.md).
+                // parsing the rest was a tenth of its look-up's time (docs/benchmarks.md).
                 if full?.contains(index) ?? true {
                     let payload = try row.decode(LedgerReads.timelinePayloadColumn, as: JSONB.self).bytes
                     // Read once without the decoder when it can be (JSONValue+Parsing,
@@ -164,7 +164,7 @@ extension ReadModels {
 }
 
 extension TimelineView: Encodable {
-    /// CONTRACT.md's `{"subject", "entries": [{"position", "recorded_at", "type", "stream",
+    /// docs/http-api.md's `{"subject", "entries": [{"position", "recorded_at", "type", "stream",
     /// "summary", "data"}], "chain": {"verified", "head_hash"}}`, the one definition of the body.
     public var jsonValue: JSONValue {
         let entries: [JSONValue] = entries.map { entry in

@@ -19,7 +19,7 @@ public struct UserView: Sendable, Hashable, Codable {
     public var userId: String
     public var balances: [String: Int64]
     public var entitlements: [Entitlement]
-    /// The Apple accounts that paid for anything this user held (CONTRACT.md names).
+    /// The Apple accounts that paid for anything this user held (docs/http-api.md names).
     public var appleAccounts: [String]
 }
 
@@ -36,7 +36,7 @@ public struct SubscriptionView: Sendable, Hashable, Codable {
 }
 
 /// Reads the projections. Reads wait until the projections have applied the log as it stood
-/// when the read began, so a caller reads its own writes (README "Design").
+/// when the read began, so a caller reads its own writes (docs/architecture.md §5).
 public struct ReadModels: Sendable {
     /// The primary's pool: the log's head, and reads when no replica is set or it lags.
     let pool: ConnectionPool

@@ -86,7 +86,7 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
         case commissionMinor = "commission_minor", proceedsMinor = "proceeds_minor", proceedsEstimated = "proceeds_estimated"
     }
 
-    /// CONTRACT.md's row; a total (empty key) has no `key`.
+    /// docs/http-api.md's row; a total (empty key) has no `key`.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Keys.self)
         if !key.isEmpty { try c.encode(key, forKey: .key) }
@@ -115,7 +115,7 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
 }
 
 /// Rows by group and currency, and one total per currency (never across currencies). Encodes
-/// as CONTRACT.md's `{"rows", "totals"}`.
+/// as docs/http-api.md's `{"rows", "totals"}`.
 public struct RevenueReport: Sendable, Hashable, Encodable {
     public var query: RevenueQuery
     public var rows: [RevenueRow]

@@ -3,7 +3,7 @@ import Ledger
 import LedgerStore
 
 extension CatalogStore {
-    /// Checks a catalog file (CONTRACT.md format) and appends its products.
+    /// Checks a catalog file (docs/configuration.md format) and appends its products.
     public func load(_ file: Data, into log: LedgerLog, metadata: RequestMetadata) async throws -> CatalogLoaded {
         let products: [Product]
         do {

@@ -49,7 +49,7 @@ struct ImportLine {
     }
 
     /// Shared, as `LedgerJSON`'s are, so a line does not pay for making its own coder
-    /// (BENCHMARKS.md, 'Why the code is shaped so').
+    /// (docs/benchmarks.md, 'Why the code is shaped so').
     private static let plainDecoder = JSONDecoder()
     private static let plainEncoder = JSONEncoder()
 

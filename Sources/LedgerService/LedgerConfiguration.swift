@@ -2,7 +2,7 @@ import Foundation
 import Ledger
 import LedgerStore
 
-/// The settings of the purchase flow (CONTRACT.md "Configuration").
+/// The settings of the purchase flow (docs/configuration.md).
 public struct LedgerConfiguration: Sendable {
     /// `APPLE_BUNDLE_ID`: receipts and signed data for another app are rejected.
     public var bundleId: String

@@ -24,7 +24,7 @@ public struct AppleOrderView: Sendable, Hashable {
 }
 
 extension PurchaseService {
-    /// The client, or the clear error CONTRACT.md promises when no credentials are configured.
+    /// The client, or the clear error docs/http-api.md promises when no credentials are configured.
     public func requireServerAPI() throws -> ServerAPIClient {
         guard let serverAPI else {
             throw LedgerServiceError(

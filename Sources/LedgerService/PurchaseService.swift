@@ -7,7 +7,7 @@ import LedgerStore
 import Logging
 import Postgres
 
-/// The purchase flow (ARCHITECTURE §1): orders, receipts and signed transactions in, Apple
+/// The purchase flow (docs/architecture.md §1): orders, receipts and signed transactions in, Apple
 /// asked, decisions recorded. Every input is recorded before anything else happens to it, and
 /// a 2xx answer is given only for what is durably recorded.
 public final class PurchaseService: Sendable {

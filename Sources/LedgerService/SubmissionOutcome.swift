@@ -1,6 +1,6 @@
 import Ledger
 
-/// The answer to a receipt or signed-transaction submission (CONTRACT.md `POST /v1/receipts`).
+/// The answer to a receipt or signed-transaction submission (docs/http-api.md `POST /v1/receipts`).
 public enum SubmissionOutcome: Sendable, Hashable {
     case delivered([Delivery])
     case alreadyDelivered([Delivery])

@@ -45,7 +45,7 @@ package struct ContextLoader {
         // Left to itself, PostgreSQL plans the `ANY(array)` look-ups afresh on every call: a custom
         // plan for a one-element array always looks cheaper than the generic plan's guess of ten,
         // so the plan cache never switches, and planning costs more than running them
-        // (BENCHMARKS.md, 'Why the code is shaped so'). Their generic plans are the same index
+        // (docs/benchmarks.md, 'Why the code is shaped so'). Their generic plans are the same index
         // scans; this applies until the pipeline's implicit transaction ends.
         let generic: SQL = .prepared("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
         // The signatures the user was given, when the evidence redeems an offer (most redeems

@@ -10,7 +10,7 @@ public struct WebhookSender: Sendable {
     public let http: HTTPClient
     public let signer: WebhookSigner
     public let clock: WallClock
-    /// CONTRACT: an attempt that has no answer after this is a failure.
+    /// docs/webhooks.md: an attempt that has no answer after this is a failure.
     public static let timeout: TimeAmount = .seconds(10)
 
     public init(http: HTTPClient, signer: WebhookSigner, clock: WallClock) {

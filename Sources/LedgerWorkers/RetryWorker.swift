@@ -19,7 +19,7 @@ public final class RetryWorker: Sendable {
     let pollInterval: Duration
     /// How long a submission may stay undecided before the worker takes it over: longer than a
     /// request takes to ask Apple (both endpoints, with their time-outs) and decide.
-    let orphanGrace: Duration
+    public let orphanGrace: Duration
     let logger: Logger
     /// Every submission at or before it is decided: the orphan scan starts after it, so it does
     /// not walk the decided past on every pass, nor on a server's first.

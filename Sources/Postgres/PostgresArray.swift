@@ -7,7 +7,7 @@ import Foundation
 /// Sent in PostgreSQL's binary array format (what `array_recv` reads), typed by its Swift
 /// elements: `text[]`, `uuid[]`, `jsonb[]` or `int8[]`. The text form (`{"a","b",NULL}`) would
 /// make the server run `array_in` over every quoted, escaped element of every append
-/// (BENCHMARKS.md, 'Why the code is shaped so'). A cast in SQL (`::int[]`) still converts to
+/// (docs/benchmarks.md, 'Why the code is shaped so'). A cast in SQL (`::int[]`) still converts to
 /// another array type.
 public struct PostgresArray: PostgresEncodable, Sendable, Hashable {
     public let postgresData: PostgresData

@@ -57,7 +57,7 @@ extension UUID {
     }
 
     /// PostgreSQL's uuid text form (lower-case, 8-4-4-4-12), parsed without Foundation's
-    /// scanf-based parser, too slow for a uuid in every row read (BENCHMARKS.md, 'Why the code
+    /// scanf-based parser, too slow for a uuid in every row read (docs/benchmarks.md, 'Why the code
     /// is shaped so').
     init?(postgresText text: ArraySlice<UInt8>) {
         guard text.count == 36 else { return nil }

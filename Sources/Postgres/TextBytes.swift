@@ -6,7 +6,7 @@ import Darwin
 
 /// Byte scans of statement texts (and names and scripts, so there is one check), which run on
 /// every execution: over the contiguous UTF-8 of a native string they are one tight loop (or
-/// one memchr), where iterating `utf8` generically costs too much at that rate (BENCHMARKS.md,
+/// one memchr), where iterating `utf8` generically costs too much at that rate (docs/benchmarks.md,
 /// 'Why the code is shaped so').
 extension String {
     /// Whether the text holds a NUL byte, which C strings and PostgreSQL text cannot carry.

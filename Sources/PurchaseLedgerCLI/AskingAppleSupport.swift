@@ -11,7 +11,7 @@ import Postgres
 extension DatabaseOptions {
     /// Runs `body` with the purchase flow and the App Store Server API client, configured from
     /// the environment as `serve` is, acting as `ledger_app`. Without Server API credentials it
-    /// fails with CONTRACT.md's clear error (exit 1).
+    /// fails with docs/http-api.md's clear error (exit 1).
     func withAskingApple<T: Sendable>(
         logger: Logger, _ body: @Sendable (PurchaseService, ServerAPIClient) async throws -> T
     ) async throws -> T {

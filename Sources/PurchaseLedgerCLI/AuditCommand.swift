@@ -5,7 +5,7 @@ import LedgerQueries
 import LedgerService
 import Logging
 
-/// `purchase-ledger audit revenue`: the revenue report of CONTRACT.md for finance.
+/// `purchase-ledger audit revenue`: the revenue report of docs/http-api.md for finance.
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit", abstract: "Reports for finance.", subcommands: [Revenue.self])

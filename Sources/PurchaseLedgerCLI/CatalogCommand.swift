@@ -13,7 +13,7 @@ struct CatalogCommand: AsyncParsableCommand {
 
     struct Load: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "load", abstract: "Load a catalog file (CONTRACT.md format); purchases are priced as it stood when made.")
+            commandName: "load", abstract: "Load a catalog file (docs/configuration.md format); purchases are priced as it stood when made.")
 
         @OptionGroup var database: DatabaseOptions
 

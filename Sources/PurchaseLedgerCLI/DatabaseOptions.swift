@@ -7,16 +7,18 @@ import Postgres
 
 /// Where the ledger's database is: `--database-url`, else `DATABASE_URL`, else the private
 /// cluster in `.purchase-ledger/postgres` (started for the command, stopped after it).
-struct DatabaseOptions: ParsableArguments {
+package struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "libpq conninfo or URI (default: $DATABASE_URL, else a private cluster)")
-    var databaseURL: String?
+    package var databaseURL: String?
 
     @Option(name: .customLong("data-dir"), help: "Folder of the private cluster used when no database URL is set")
-    var dataDirectory: String = ".purchase-ledger/postgres"
+    package var dataDirectory: String = ".purchase-ledger/postgres"
+
+    package init() {}
 
     /// Runs `body` with a pool on the database, then closes the pool and stops a private
     /// cluster this process started.
-    func withDatabase<T: Sendable>(
+    package func withDatabase<T: Sendable>(
         logger: Logger, _ body: @Sendable (_ conninfo: String, _ pool: ConnectionPool) async throws -> T
     ) async throws -> T {
         var cluster: EmbeddedCluster?
@@ -43,7 +45,7 @@ struct DatabaseOptions: ParsableArguments {
 }
 
 /// Runs `body` with a pool of its own on `conninfo`, and closes the pool whatever happens.
-func withPool<T: Sendable>(
+package func withPool<T: Sendable>(
     _ conninfo: String, maxConnections: Int = 2, logger: Logger, _ body: (ConnectionPool) async throws -> T
 ) async throws -> T {
     let pool = ConnectionPool(conninfo: conninfo, maxConnections: maxConnections, logger: logger)

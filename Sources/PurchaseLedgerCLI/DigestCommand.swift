@@ -15,7 +15,7 @@ struct DigestCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.digest")
         let outcome = try await database.withDatabase(logger: logger) { conninfo, _ in
-            // A read command: as ledger_app, which can read the log but never change it (CONTRACT.md).
+            // A read command: as ledger_app, which can read the log but never change it (docs/cli.md).
             try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
                 try await ChainVerifier(pool: pool).verify(progress: TerminalProgress.reporter(label: "verified"))
             }

@@ -85,8 +85,8 @@ extension DisputeCommand {
 }
 
 /// A timeline as text for people.
-enum DisputeStory {
-    static func text(_ view: TimelineView) -> String {
+package enum DisputeStory {
+    package static func text(_ view: TimelineView) -> String {
         var out = "Dispute timeline of \(view.kind.rawValue) \(view.subject): \(view.entries.count) events\n"
         if view.verified {
             out += "Hash chain: verified from the first event to position \(view.verifiedPosition) (head \(view.headHash ?? "-")); "

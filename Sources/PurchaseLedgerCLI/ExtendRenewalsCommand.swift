@@ -7,7 +7,7 @@ import LedgerStore
 import Logging
 
 /// `purchase-ledger extend-renewals`: Apple's mass extension of a product's active
-/// subscriptions, its status polled until Apple says complete (CONTRACT "Command line").
+/// subscriptions, its status polled until Apple says complete (docs/cli.md).
 struct ExtendRenewalsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extend-renewals",

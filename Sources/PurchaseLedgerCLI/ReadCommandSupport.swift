@@ -9,7 +9,7 @@ import Logging
 import Postgres
 
 extension DatabaseOptions {
-    /// Runs `body` with the read models, as `ledger_app` (CONTRACT.md: read commands cannot
+    /// Runs `body` with the read models, as `ledger_app` (docs/cli.md: read commands cannot
     /// change history), after bringing the projections up to the log's head, since no server
     /// may be running to do it. Progress shows on a terminal.
     func withReadModels<T: Sendable>(logger: Logger, _ body: @Sendable (ReadModels, ConnectionPool) async throws -> T) async throws -> T {

@@ -99,7 +99,7 @@ struct ReconcileReportsCommand: AsyncParsableCommand {
     }
 }
 
-/// CONTRACT.md's `reconcile-reports --format json`: every cell of every report given.
+/// docs/cli.md's `reconcile-reports --format json`: every cell of every report given.
 struct ReconciliationJSON: Encodable {
     var cells: [ReportCellComparison]
 
@@ -151,4 +151,9 @@ struct ReconciliationJSON: Encodable {
         try c.encode(cells.filter(\.agrees).count, forKey: .agree)
         try c.encode(cells.filter { !$0.agrees }.count, forKey: .differ)
     }
+}
+
+/// A differing cell as `reconcile-reports` prints it; the demo prints its own the same way.
+package func describeReportCell(_ difference: ReportCellComparison) -> String {
+    ReconcileReportsCommand.describe(difference)
 }

@@ -4,14 +4,14 @@ import LedgerService
 
 /// The revenue report as CSV (RFC 4180, opened as it is by a spreadsheet) and as a table.
 /// Amounts are written in major units from the integers, never through floating point.
-enum RevenueFormat {
+package enum RevenueFormat {
     static let columns = RevenueReport.csvColumns
 
     static func cells(_ row: RevenueRow) -> [String] { row.cells }
 
     static func csv(_ report: RevenueReport) -> String { report.csv }
 
-    static func table(_ report: RevenueReport) -> String {
+    package static func table(_ report: RevenueReport) -> String {
         let q = report.query
         var out = "revenue \(q.from) to \(q.to), \(q.environment), by \(q.groupBy.rawValue), commission \(q.commission.rawValue)\n"
         let header = [q.groupBy.rawValue, "currency"] + columns

@@ -1,11 +1,15 @@
 import AppStoreClient
 import ArgumentParser
+import EventStore
 import Foundation
 import LedgerHTTP
+import LedgerStore
 import Logging
 
-/// `purchase-ledger serve`: the HTTP API of CONTRACT.md, with the retry worker and the
-/// projection runner, until SIGTERM or SIGINT.
+/// `purchase-ledger serve`: the HTTP API of docs/http-api.md, with the retry worker and the
+/// projection runner, until SIGTERM or SIGINT. A bad setting exits 78 naming it, so systemd's
+/// `RestartPreventExitStatus=78` keeps it from restarting in a loop; a database whose schema
+/// lacks this release's migrations exits 1 saying to run `migrate`.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Serve the ledger's HTTP API (orders, receipts, notifications, reads).")
@@ -17,15 +21,26 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.serve")
-        try await database.withDatabase(logger: logger) { conninfo, _ in
+        let environment = ProcessInfo.processInfo.environment
+        try await database.withDatabase(logger: logger) { conninfo, adminPool in
             let configuration: ServerConfiguration
             do {
-                configuration = try ServerConfiguration(
-                    environment: ProcessInfo.processInfo.environment, conninfo: conninfo, address: address, clock: .system)
+                configuration = try ServerConfiguration(environment: environment, conninfo: conninfo, address: address, clock: .system)
             } catch {
-                throw ValidationError("\(error)")
+                throw ConfigurationFailure(error)
             }
-            try await LedgerServer(configuration: configuration, logger: logger).run()
+            let pending = try await Migrator().pending(pool: adminPool)
+            guard pending.isEmpty else {
+                FileHandle.standardError.write(Data(
+                    "error: the database lacks \(pending.count) migrations of this release (\(pending.joined(separator: ", "))): run `purchase-ledger migrate` first\n".utf8))
+                throw ExitCode.failure
+            }
+            do {
+                try await LedgerServer(configuration: configuration, logger: logger)
+                    .run(notifier: SystemdNotifier(environment: environment, logger: logger))
+            } catch let error as LedgerServiceError where error.code == .invalidConfiguration {
+                throw ConfigurationFailure(error)
+            }
         }
     }
 }

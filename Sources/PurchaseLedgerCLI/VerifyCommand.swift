@@ -27,7 +27,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let logger = Logger(label: "purchase-ledger.verify")
         let published = digest.flatMap(ChainDigest.init(parsing:))
         let (outcome, documents, digestCheck) = try await database.withDatabase(logger: logger) { conninfo, _ in
-            // A read command: as ledger_app, which can read the log but never change it (CONTRACT.md).
+            // A read command: as ledger_app, which can read the log but never change it (docs/cli.md).
             try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
                 let verifier = ChainVerifier(pool: pool)
                 let chain = try await verifier.verify(progress: TerminalProgress.reporter(label: "verified"))
@@ -57,8 +57,8 @@ func printDigestCheck(_ check: ChainVerifier.DigestCheck, of digest: ChainDigest
     }
 }
 
-/// Prints a chain verification; a broken chain exits 3 (CONTRACT.md).
-func printChainOutcome(_ outcome: ChainVerifier.Outcome) throws {
+/// Prints a chain verification; a broken chain exits 3 (docs/cli.md).
+package func printChainOutcome(_ outcome: ChainVerifier.Outcome) throws {
     switch outcome {
     case .verified(let events, let head):
         print("chain verified: \(events) events, head \(head.hexString)")
@@ -69,7 +69,7 @@ func printChainOutcome(_ outcome: ChainVerifier.Outcome) throws {
 }
 
 /// Prints the documents check; a missing or altered document exits 3, like a broken chain.
-func printDocumentsOutcome(_ outcome: DocumentVerifier.Outcome) throws {
+package func printDocumentsOutcome(_ outcome: DocumentVerifier.Outcome) throws {
     switch outcome {
     case .verified(let count, let references):
         print("documents verified: \(count) documents, \(references) references")

@@ -6,7 +6,7 @@ import Logging
 import Postgres
 
 /// `purchase-ledger webhooks status | redeliver`: where each endpoint stands, and a range of
-/// positions sent again (CONTRACT "Webhooks").
+/// positions sent again (docs/webhooks.md).
 struct WebhooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhooks", abstract: "The webhook endpoints: their backlog, and redelivery.", subcommands: [Status.self, Redeliver.self])

@@ -7,7 +7,7 @@ enum ClosedLoop {
     /// How long the callers run before the clock starts. The first calls open the clients'
     /// connections, the server's pooled connections and the simulator's, and prepare each
     /// connection's statements, so they are slower than the rest and would weigh on the p99
-    /// (BENCHMARKS.md, 'Why the code is shaped so'). A server that has run for a second no
+    /// (docs/benchmarks.md, 'Why the code is shaped so'). A server that has run for a second no
     /// longer pays them, and that steady state is what the figures are about.
     static let warmUp: Duration = .milliseconds(500)
 

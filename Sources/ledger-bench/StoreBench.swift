@@ -29,7 +29,7 @@ enum StoreBench {
 
     /// The table. Append rates and their pgbench ceilings come from Tools/bench, which
     /// alternates short rounds of each and passes medians: the disk's fsync latency drifts
-    /// within minutes here, so figures from different minutes do not compare (BENCHMARKS.md,
+    /// within minutes here, so figures from different minutes do not compare (docs/benchmarks.md,
     /// 'Why the code is shaped so').
     static func run(
         conninfo: String, pgbench1: Double?, pgbench8: Double?, ours1: Double?, ours8: Double?, batch8: Double?,
@@ -52,7 +52,7 @@ enum StoreBench {
         let copyIn = try await copyInCeiling(pool: pool, rows: 100_000)
         let total = try await store.headPosition()
         // Reads alternate with their ceiling, three of each, and the medians are compared, so a
-        // fast minute for COPY does not meet a slow one for us (BENCHMARKS.md, 'Why the code is
+        // fast minute for COPY does not meet a slow one for us (docs/benchmarks.md, 'Why the code is
         // shaped so').
         var reads: [Double] = []
         var copies: [Double] = []

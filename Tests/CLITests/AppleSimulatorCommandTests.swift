@@ -10,7 +10,7 @@ import Glibc
 import Spawning
 #endif
 
-@Suite("purchase-ledger apple-simulator")
+@Suite("apple-simulator, the development executable")
 struct AppleSimulatorCommandTests {
     @Test("serves Apple's verifyReceipt format on the given address and writes its root certificate")
     func serves() async throws {
@@ -24,7 +24,7 @@ struct AppleSimulatorCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["LOG_LEVEL"] = "info"  // the ready line is logged at info
         let child = try ChildProcess.start(
-            ToolRun.binary.path, ["apple-simulator", "--address", "127.0.0.1:0", "--root-certificate-out", root.path],
+            ChildProcess.builtProduct("apple-simulator").path, ["--address", "127.0.0.1:0", "--root-certificate-out", root.path],
             environment: environment, input: .inherit, output: .file(log))
         defer { child.send(SIGTERM) }
 

@@ -8,7 +8,7 @@ struct AuditTests {
     @Test("json, csv and table agree; csv rows add up to its totals; small_business takes 15%; bad dates exit 2")
     func auditFormats() async throws {
         try await TestDatabase.withSchema { conninfo, _ in
-            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            let demo = try await ToolRun.demo(databaseURL: conninfo)
             #expect(demo.status == 0, "\(demo.output)")
             let period = ["--from", "2000-01-01", "--to", "2100-12-31", "--group-by", "product"]
 

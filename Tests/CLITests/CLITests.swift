@@ -26,7 +26,7 @@ struct CLITests {
     @Test("verify exits 0 on an intact chain and 3 naming the first changed position")
     func verifyExitCodes() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            let demo = try await ToolRun.demo(databaseURL: conninfo)
             #expect(demo.status == 0, "\(demo.output)")
             #expect(demo.output.contains("chain verified"))
             #expect(demo.output.contains("documents verified"))
@@ -94,8 +94,16 @@ struct ToolRun {
     /// The tool beside the test bundle in the build folder.
     static var binary: URL { ChildProcess.builtProduct("purchase-ledger") }
 
+    /// Plays the demo (the development executable `ledger-demo`, which Tools/demo runs) into
+    /// `databaseURL`.
+    static func demo(databaseURL: String) async throws -> ToolRun {
+        try await run([], databaseURL: databaseURL, binary: ChildProcess.builtProduct("ledger-demo"))
+    }
+
     /// Runs the tool with `DATABASE_URL` set to `databaseURL`, or unset when it is nil.
-    static func run(_ arguments: [String], databaseURL: String?, environment extra: [String: String] = [:]) async throws -> ToolRun {
+    static func run(
+        _ arguments: [String], databaseURL: String?, environment extra: [String: String] = [:], binary: URL = binary
+    ) async throws -> ToolRun {
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = databaseURL
         environment["LOG_LEVEL"] = "warning"

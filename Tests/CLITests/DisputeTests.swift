@@ -8,7 +8,7 @@ struct DisputeTests {
     @Test("a refunded transaction reads as a story with Apple's evidence; json is the API's shape; an unknown id exits 1")
     func disputeStory() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            let demo = try await ToolRun.demo(databaseURL: conninfo)
             #expect(demo.status == 0, "\(demo.output)")
             let refunded: String = try await pool.withConnection {
                 try $0.query("SELECT payload->>'transaction_id' FROM events WHERE event_type = 'PurchaseRefunded' LIMIT 1")[0].decode(0)

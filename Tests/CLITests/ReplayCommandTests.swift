@@ -8,7 +8,7 @@ struct ReplayCommandTests {
     @Test("a dry run finds nothing to change and prints checksums; the replay swaps and prints the same checksums; progress goes to plain lines off a terminal")
     func replayCommand() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            let demo = try await ToolRun.run(["demo"], databaseURL: conninfo)
+            let demo = try await ToolRun.demo(databaseURL: conninfo)
             #expect(demo.status == 0, "\(demo.output)")
             let dry = try await ToolRun.run(["replay", "--dry-run"], databaseURL: conninfo)
             #expect(dry.status == 0, "\(dry.output)")

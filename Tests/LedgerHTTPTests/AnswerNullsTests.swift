@@ -3,7 +3,7 @@ import Ledger
 @testable import LedgerHTTP
 import Testing
 
-/// CONTRACT.md's answers list every field: an unknown one is `null`, never a missing key.
+/// docs/http-api.md's answers list every field: an unknown one is `null`, never a missing key.
 @Suite("Answers write their unknown fields as null")
 struct AnswerNullsTests {
     func json(_ value: some Encodable) throws -> String {

@@ -4,7 +4,7 @@ import Spawning
 import Testing
 
 /// `purchase-ledger extend-renewals` as an operator runs it, against the simulator standing in
-/// for Apple (CONTRACT "Command line"): its output and exit codes, and a run cut off while
+/// for Apple (docs/cli.md): its output and exit codes, and a run cut off while
 /// Apple is down followed again by the next run, not asked twice.
 @Suite("purchase-ledger extend-renewals")
 struct ExtendRenewalsCommandTests {

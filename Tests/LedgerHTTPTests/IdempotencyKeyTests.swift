@@ -2,7 +2,7 @@ import Foundation
 import Ledger
 import Testing
 
-/// CONTRACT.md: every POST that creates something accepts an `Idempotency-Key`: the same key
+/// docs/http-api.md: every POST that creates something accepts an `Idempotency-Key`: the same key
 /// again answers the first result; with other content, 409 `idempotency_conflict`.
 @Suite("Idempotency-Key")
 struct IdempotencyKeyTests {

@@ -5,7 +5,7 @@ import Foundation
 import Postgres
 import Testing
 
-/// CONTRACT.md "Money" in PostgreSQL and through Apple's notifications: a refund of a share
+/// docs/configuration.md "Money" in PostgreSQL and through Apple's notifications: a refund of a share
 /// books that share of the sale, its commission and proceeds in proportion; its reversal gives
 /// back exactly what it took; a Family Sharing revocation moves no money.
 @Suite("Refunds of a share in money, and revocations that move none")

@@ -4,7 +4,7 @@
 import Postgres
 import Testing
 
-/// CONTRACT.md: "Loading a catalog appends events, so a replay prices each purchase as the
+/// docs/configuration.md: "Loading a catalog appends events, so a replay prices each purchase as the
 /// catalog stood when it was made", not as it stands when the sale happens to be recorded.
 @Suite("A sale without Apple's price takes the catalog price of its purchase time")
 struct RevenueCatalogPriceTests {

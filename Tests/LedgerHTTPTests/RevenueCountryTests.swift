@@ -8,7 +8,7 @@ import LedgerStore
 import Logging
 import Testing
 
-/// CONTRACT.md "Money": "A sale's country is its storefront (signed transactions carry it; for a
+/// docs/configuration.md "Money": "A sale's country is its storefront (signed transactions carry it; for a
 /// sale seen only in a receipt, the ledger asks Apple's Get Transaction Info once ...)", and the
 /// revenue report's `group_by=country`, `tax_minor` and `proceeds_estimated`.
 @Suite("Revenue by country: the storefront Apple signed, or Get Transaction Info's for a receipt's sale")

@@ -39,9 +39,9 @@ final class LedgerProcess: Sendable {
         return environment
     }
 
-    /// Starts `purchase-ledger ARGUMENTS` with `environment` (see `environment(_:)`).
-    static func start(_ arguments: [String], environment: [String: String]) throws -> LedgerProcess {
-        let binary = Self.binary
+    /// Starts `purchase-ledger ARGUMENTS` with `environment` (see `environment(_:)`); `binary`
+    /// another build of it (the previous release, in the upgrade test).
+    static func start(_ arguments: [String], environment: [String: String], binary: URL = binary) throws -> LedgerProcess {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw HarnessError("no purchase-ledger binary at \(binary.path): build it first (swift build --build-tests)")
         }
@@ -51,8 +51,10 @@ final class LedgerProcess: Sendable {
     }
 
     /// Runs `purchase-ledger ARGUMENTS` to its end; returns how it ended and what it printed.
-    static func run(_ arguments: [String], environment: [String: String], within limit: Duration = .seconds(120)) async throws -> (exit: ProcessExit, output: String) {
-        let child = try start(arguments, environment: environment)
+    static func run(
+        _ arguments: [String], environment: [String: String], binary: URL = binary, within limit: Duration = .seconds(120)
+    ) async throws -> (exit: ProcessExit, output: String) {
+        let child = try start(arguments, environment: environment, binary: binary)
         defer { child.removeOutput() }
         do {
             let exit = try await child.waitForExit(within: limit)

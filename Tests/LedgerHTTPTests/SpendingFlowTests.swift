@@ -2,7 +2,7 @@ import Foundation
 import Ledger
 import Testing
 
-/// CONTRACT.md `POST /v1/users/{user_id}/spend` and `/consent`, and the `support` scope.
+/// docs/http-api.md `POST /v1/users/{user_id}/spend` and `/consent`, and the `support` scope.
 @Suite("Spending a balance")
 struct SpendingFlowTests {
     static func json(_ object: [String: Any]) throws -> String {

@@ -12,7 +12,7 @@ import Testing
 
 /// A sale seen only in a receipt has no storefront and no price as Apple signed them: the
 /// ledger asks Apple's Get Transaction Info once, by a worker, never on the request path
-/// (CONTRACT.md "Money"). Real PostgreSQL, the simulator over real HTTP, its JWTs checked.
+/// (docs/configuration.md "Money"). Real PostgreSQL, the simulator over real HTTP, its JWTs checked.
 @Suite("Get Transaction Info for sales seen only in receipts")
 struct TransactionInfoTests {
     static func recorded(_ ledger: LedgerHarness) async throws -> [TransactionInfoRecorded] {

@@ -55,7 +55,7 @@ struct MoneyAndCatalogTests {
         }
     }
 
-    @Test("CONTRACT.md's example catalog parses; grants and price are optional")
+    @Test("docs/configuration.md's example catalog parses; grants and price are optional")
     func contractExample() throws {
         let file = """
             {"products": [

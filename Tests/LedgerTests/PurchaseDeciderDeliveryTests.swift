@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// ARCHITECTURE §4: deliver when the transaction is in the receipt, the bundle matches and the
+/// docs/architecture.md §4: deliver when the transaction is in the receipt, the bundle matches and the
 /// product is known; tie the purchase to the user's order by order id, token, or product and time.
 @Suite("Deciding a purchase: delivery and order matching")
 struct PurchaseDeciderDeliveryTests {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// Rules that were wrong in the first decider (each found by reading it against ARCHITECTURE §4)
+/// Rules that were wrong in the first decider (each found by reading it against docs/architecture.md §4)
 /// and are pinned here so they stay fixed.
 @Suite("Deciding a purchase: the edge cases that were once wrong")
 struct PurchaseDeciderEdgeCaseTests {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// ARCHITECTURE §4: receipts without a transaction id, renewals in `latest_receipt_info`
+/// docs/architecture.md §4: receipts without a transaction id, renewals in `latest_receipt_info`
 /// (not sorted), and refunds (`cancellation_date`) that reverse a grant once.
 @Suite("Deciding a purchase: whole receipts, renewals and refunds")
 struct PurchaseDeciderReceiptTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Ledger
 
-/// CONTRACT.md "Money": Apple refunds a share of a purchase (`REFUND_PRORATED`,
+/// docs/configuration.md "Money": Apple refunds a share of a purchase (`REFUND_PRORATED`,
 /// `revocationPercentage` in thousandths of a percent), ends a family member's access
 /// (`FAMILY_REVOKE`) without moving money, and refunds an upgraded subscription's unused share
 /// where it states one. Given what the ledger recorded, when Apple's answer shows the revocation,

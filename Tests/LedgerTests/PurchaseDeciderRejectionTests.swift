@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// ARCHITECTURE §4: what is refused, and "a transaction_id is delivered once, ever".
+/// docs/architecture.md §4: what is refused, and "a transaction_id is delivered once, ever".
 @Suite("Deciding a purchase: refusals, resubmissions and ownership")
 struct PurchaseDeciderRejectionTests {
     @Test("a transaction id the verified receipt does not list is not delivered")

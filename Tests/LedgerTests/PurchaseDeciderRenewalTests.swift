@@ -4,7 +4,7 @@ import Testing
 
 @testable import Ledger
 
-/// ARCHITECTURE §4 and §5: a subscription's later period is a paid renewal, a non-consumable
+/// docs/architecture.md §4 and §5: a subscription's later period is a paid renewal, a non-consumable
 /// bought again is no new money, in_app is read oldest first, each period Apple lists is
 /// recorded once, and a refused submission still records what Apple's verified answer proves.
 @Suite("Deciding a purchase: renewals, repurchases and what a refusal still records")

@@ -1,7 +1,7 @@
 import Ledger
 import Testing
 
-/// CONTRACT.md "Money": a sale priced by Apple's price point pays that point's proceeds (the
+/// docs/configuration.md "Money": a sale priced by Apple's price point pays that point's proceeds (the
 /// year-two figure in a subscription's second year), scaled when the plan's rate differs from the
 /// one the point assumes; tax is what the customer paid beyond the proceeds grossed up at that
 /// rate; a refund of a share moves that share of each, half up.

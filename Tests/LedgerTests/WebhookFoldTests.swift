@@ -4,7 +4,7 @@ import Testing
 
 @testable import Ledger
 
-/// `WebhookFold`: the webhook messages of each ledger event (CONTRACT.md, "Webhooks"), a pure
+/// `WebhookFold`: the webhook messages of each ledger event (docs/webhooks.md), a pure
 /// fold over the log whose state is kept per key. Tests read given (the events before) → when
 /// (the log is folded) → then (the messages, their fields and their bodies).
 @Suite("Webhook messages folded from the log")
@@ -180,7 +180,7 @@ struct WebhookFoldTests {
         return (top, data)
     }
 
-    /// CONTRACT's `data` fields of each type, besides `position` and `user_id`.
+    /// docs/webhooks.md's `data` fields of each type, besides `position` and `user_id`.
     static let contractFields: [WebhookEventType: Set<String>] = {
         let subscription: Set<String> = ["original_transaction_id", "product_id", "expires_at"]
         return [
@@ -459,7 +459,7 @@ struct WebhookFoldTests {
         #expect(messages.last?.fields == Self.subscriptionFields(expiresOnDay: 62))
     }
 
-    @Test("expiry and auto-renew turned off in one observation: told in CONTRACT's order")
+    @Test("expiry and auto-renew turned off in one observation: told in docs/webhooks.md's order")
     func expiredAndAutoRenewOff() {
         // Given Alice's subscription renewing on day 10, then seen expired with auto-renew off on day 31
         let timeline: [(LedgerEvent, Int64)] = [
@@ -746,11 +746,11 @@ struct WebhookFoldTests {
         #expect(balance["balance"] as? Int == 100)
     }
 
-    @Test("every message of the story has CONTRACT's fields, its type's order within its event, and an id of its own")
+    @Test("every message of the story has docs/webhooks.md's fields, its type's order within its event, and an id of its own")
     func storyFollowsContract() throws {
         // Given the story
         let messages = Self.fold(timeline: Self.story)
-        // Then every type CONTRACT lists was told (`subscription.extended`, which the README adds
+        // Then every type docs/webhooks.md lists was told (`subscription.extended`, which docs/webhooks.md lists last
         // for support's acts, is ActingFlowTests')
         #expect(Set(messages.map(\.type)) == Set(WebhookEventType.allCases).subtracting([.subscriptionExtended]))
         #expect(Set(messages.map(\.id)).count == messages.count)
@@ -765,7 +765,7 @@ struct WebhookFoldTests {
             #expect(required.isSubset(of: Set(data.keys)), "\(Self.line(message)) lacks \(required.subtracting(data.keys).sorted())")
             #expect(message.id == "evt_\(message.position)_\(message.sequence)")
         }
-        // Within one ledger event: sequences from 0, types in CONTRACT's order
+        // Within one ledger event: sequences from 0, types in docs/webhooks.md's order
         for position in Set(messages.map(\.position)) {
             let ofEvent = messages.filter { $0.position == position }
             #expect(ofEvent.map(\.sequence) == (0..<Int32(ofEvent.count)).map { $0 })

@@ -184,7 +184,7 @@ struct SignatureTests {
     // MARK: The standard's own library
 
     @Test(
-        "the README's Python receiver, with the standard's own library, verifies what WebhookSigner signs",
+        "docs/webhooks.md's Python receiver, with the standard's own library, verifies what WebhookSigner signs",
         ReadmeReceiver.available)
     func readmeReceiver() async throws {
         if let problem = await ReadmeReceiver.problem() {
@@ -196,7 +196,7 @@ struct SignatureTests {
         let readme = try String(contentsOf: ReadmeReceiver.readme, encoding: .utf8)
         let snippet = try #require(
             ReadmeReceiver.pythonBlock(in: readme, under: ReadmeReceiver.heading),
-            "README.md has no ```python block under '\(ReadmeReceiver.heading)'")
+            "docs/webhooks.md has no ```python block under '\(ReadmeReceiver.heading)'")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("readme-receiver-\(UUID().uuidString).py")
         try Data(snippet.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -240,17 +240,17 @@ struct SignatureTests {
     }
 }
 
-/// The README's Python receiver, run with the Standard Webhooks Python library
+/// The Python receiver of docs/webhooks.md ("A receiver"), run with the Standard Webhooks Python library
 /// (`standardwebhooks` on PyPI), which `Tools/test` installs in a virtualenv of its own and names
 /// in `PL_WEBHOOKS_PYTHON` (Tools/lib/webhooks-python.sh).
 ///
-/// The rule is PostgreSQL's and the browser's (README): under `CI=true` a missing library is a
+/// The rule is PostgreSQL's and the browser's (README.md): under `CI=true` a missing library is a
 /// test failure with the reason; run by hand without it, the test is disabled with that reason.
 enum ReadmeReceiver {
     static let environment = ProcessInfo.processInfo.environment
-    static let heading = "## Webhooks and the event feed"
+    static let heading = "## A receiver"
     static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("README.md")
+        .deletingLastPathComponent().appendingPathComponent("docs/webhooks.md")
 
     /// `CI` set to anything but empty, `0`, `false` or `no`.
     static var underCI: Bool {
@@ -310,7 +310,7 @@ enum ReadmeReceiver {
         return nil
     }
 
-    /// Runs the receiver as a script on one delivery, given as the README says.
+    /// Runs the receiver as a script on one delivery, given as docs/webhooks.md says.
     static func receive(
         _ script: URL, secret: String, id: String, timestamp: Int64, body: Data, signature: String
     ) async throws -> (exit: ProcessExit, output: String) {

@@ -30,7 +30,7 @@ JSON
   # against: the routes that ask Apple answer from the simulator, as they would from Apple.
   openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
   export APPLE_ISSUER_ID=api-check-issuer APPLE_KEY_ID=APICHECK01 APPLE_PRIVATE_KEY="$work/key.p8" APPLE_BUNDLE_ID=com.example.app
-  "$bin" apple-simulator --address 127.0.0.1:$simport --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
+  "$(dirname "$bin")/apple-simulator" --address 127.0.0.1:$simport --root-certificate-out "$work/root.der" >"$work/simulator.log" 2>&1 &
   sim=$!
   # serve reads the simulator's root at start: wait until it is written.
   for i in $(seq 300); do

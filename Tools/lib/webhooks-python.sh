@@ -1,6 +1,6 @@
 # Sourced by Tools/test: the Standard Webhooks Python library (standardwebhooks, PyPI), pinned,
 # in a virtualenv of its own under ~/.cache/purchase-ledger as Tools/schemathesis keeps
-# schemathesis. LedgerWebhooksTests runs the README's Python receiver with it against what
+# schemathesis. LedgerWebhooksTests runs docs/webhooks.md's Python receiver with it against what
 # WebhookSigner signs; under CI=true a missing library fails that test.
 
 # Installs the library when it is not there at this version, and exports PL_WEBHOOKS_PYTHON,

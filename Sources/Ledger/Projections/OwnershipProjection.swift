@@ -1,6 +1,6 @@
 /// Ownership per `original_transaction_id` (who holds it, and every change of holder) and per
 /// Apple account: purchases carrying one `appTransactionId`, or listed together in one receipt,
-/// belong to one Apple account, united across every receipt seen (CONTRACT.md
+/// belong to one Apple account, united across every receipt seen (docs/http-api.md
 /// `GET /v1/ownership/...`, `GET /v1/apple-accounts/...`).
 public struct OwnershipProjection: Projection {
     public init() {}

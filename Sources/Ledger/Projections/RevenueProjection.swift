@@ -1,6 +1,6 @@
 import AppStore
 
-/// Revenue per transaction (ARCHITECTURE §5): one sale line per paid delivery or renewal (not a
+/// Revenue per transaction (docs/architecture.md §5): one sale line per paid delivery or renewal (not a
 /// restore, transfer, trial or Family Sharing access), priced by Apple's signed `price` when it
 /// gave one, else by the catalog as it stood when the purchase was made (each load kept from the
 /// time it was recorded); one refund line, the sale's negative (or the share Apple refunded:
@@ -113,7 +113,7 @@ public struct RevenueSale: Sendable, Hashable {
     public var day: String { RevenueDay.of(purchaseDateMs) }
 }
 
-/// Apple's commission on a sale (CONTRACT.md `LEDGER_COMMISSION`).
+/// Apple's commission on a sale (docs/configuration.md `LEDGER_COMMISSION`).
 public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
     /// 30%, and 15% for a subscription once its subscriber has a year of paid service:
     /// counted over the subscription's sales before the one rated, leaving out those refunded
@@ -148,7 +148,7 @@ public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
 
 /// Calendar days in UTC without Foundation's calendars, so the pure module computes the same
 /// day on every machine, and quickly: timeline reads format a time for every event they show,
-/// and a formatter per call would cost more than their queries (BENCHMARKS.md, 'Why the code is
+/// and a formatter per call would cost more than their queries (docs/benchmarks.md, 'Why the code is
 /// shaped so').
 public enum RevenueDay {
     /// `YYYY-MM-DD` (UTC) of an instant in milliseconds since 1970.

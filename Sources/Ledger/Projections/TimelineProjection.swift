@@ -1,4 +1,4 @@
-/// Dispute timelines (ARCHITECTURE §5): which events concern each transaction, order, user and
+/// Dispute timelines (docs/architecture.md §5): which events concern each transaction, order, user and
 /// submission, and which subjects include another's (an order includes the transaction it was
 /// fulfilled by, which includes the submissions that delivered or claimed it). A timeline is
 /// the events of its subject and of every subject it includes, in log order.
@@ -13,7 +13,7 @@ public struct TimelineProjection: Projection {
     /// Both are sets of (subject, position) and (subject, includes), and hold most of a
     /// rebuild's rows: keeping their index entries up row by row costs much of its time in
     /// PostgreSQL, so a replay fills them without keys and builds each key once at the end
-    /// (BENCHMARKS.md, 'Why the code is shaped so').
+    /// (docs/benchmarks.md, 'Why the code is shaped so').
     public var setTables: [String] { tables }
 
     /// Subject names: `transaction:ID`, `order:ID`, `user:ID`, `submission:ID`.

@@ -8,7 +8,7 @@ import Foundation
 public struct WebhookEvent: Sendable, Hashable {
     /// The ledger event it was made from.
     public var position: Int64
-    /// Its place among the messages of that ledger event, from 0, in CONTRACT's order of types.
+    /// Its place among the messages of that ledger event, from 0, in docs/webhooks.md's order of types.
     public var sequence: Int32
     public var type: WebhookEventType
     /// Whose it is: one user's messages reach an endpoint in log order. Nil when it is no one's.
@@ -54,7 +54,7 @@ public struct WebhookEvent: Sendable, Hashable {
 
 }
 
-/// CONTRACT's webhook types, in the order the messages of one ledger event come.
+/// The webhook types of docs/webhooks.md, in the order the messages of one ledger event come.
 public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable {
     case purchaseDelivered = "purchase.delivered"
     case purchaseRefunded = "purchase.refunded"
@@ -66,6 +66,6 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case subscriptionAutoRenewChanged = "subscription.auto_renew_changed"
     case ownershipTransferred = "ownership.transferred"
     case balanceChanged = "balance.changed"
-    /// Added by the README: support extended the renewal date (CONTRACT "Acting").
+    /// Added after the first types (docs/webhooks.md): support extended the renewal date (docs/support-acts.md).
     case subscriptionExtended = "subscription.extended"
 }

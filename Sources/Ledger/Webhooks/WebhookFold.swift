@@ -70,7 +70,7 @@ public enum WebhookFold {
         }
     }
 
-    /// The messages of `event`, in CONTRACT's order of types, and the states it leaves.
+    /// The messages of `event`, in docs/webhooks.md's order of types, and the states it leaves.
     public static func messages(for event: LedgerEvent, at place: EventPlace, states: inout [String: WebhookState]) -> [WebhookEvent] {
         var out = Messages(place: place)
         switch event {

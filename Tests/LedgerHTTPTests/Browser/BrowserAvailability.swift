@@ -4,7 +4,7 @@ import Testing
 /// Whether the browser tests can run: Debian's Chromium and its chromedriver (`chromium` and
 /// `chromium-driver`, which `Tools/test` installs). Nothing is downloaded at run time.
 ///
-/// The rule is PostgreSQL's (README, "Under `CI=true` ... none is skipped"): under CI a missing
+/// The rule is PostgreSQL's (README.md, "Under `CI=true` ... none is skipped"): under CI a missing
 /// browser is a test failure with the reason, never a skip. Run by hand without them, the
 /// browser tests are disabled with the same reason instead: mark their suite
 /// `@Suite(..., BrowserAvailability.required)`; `Browser.start` then throws

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The webhooks page (CONTRACT "Webhooks": a failing endpoint shows its backlog and last error
+/// The webhooks page (docs/webhooks.md: a failing endpoint shows its backlog and last error
 /// on a console page for finance): empty until an endpoint has run, then a row per endpoint with
 /// what the endpoint's row says, as text; support is refused it as the other finance pages.
 @Suite struct ConsoleWebhooksTests {

@@ -11,14 +11,17 @@ import LedgerService
 import LedgerStore
 import LedgerWorkers
 import Logging
+import PurchaseLedgerCLI
 import Postgres
 
-/// The newcomer's first run: the ledger's HTTP server and the Apple simulator, a few purchases
-/// of each kind played through the API as an app's backend would, then balances,
-/// subscriptions and the chain verification. `--serve` keeps both up to explore.
+/// The newcomer's first run (`Tools/demo`): the ledger's HTTP server and the Apple simulator, a
+/// few purchases of each kind played through the API as an app's backend would, then balances,
+/// subscriptions and the chain verification. `--serve` keeps both up to explore. A development
+/// executable of its own, beside `apple-simulator`, since it runs the simulator in-process and
+/// the released `purchase-ledger` links no simulator.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo", abstract: "Play purchases of each kind through the HTTP API and print what the ledger made of them.")
+        commandName: "ledger-demo", abstract: "Play purchases of each kind through the HTTP API and print what the ledger made of them.")
 
     @OptionGroup var database: DatabaseOptions
 

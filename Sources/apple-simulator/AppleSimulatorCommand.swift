@@ -3,8 +3,10 @@ import ArgumentParser
 import Foundation
 import Logging
 
-/// `purchase-ledger apple-simulator`: our Apple-compatible verifyReceipt and notification
-/// server, for the demo, manual testing and benchmarks (Apple cannot be reached from tests).
+/// `apple-simulator`: our Apple-compatible verifyReceipt, Server API, App Store Connect and
+/// notification server, for the demo, manual testing and benchmarks (Apple cannot be reached
+/// from tests). An executable of its own, so the product `purchase-ledger` does not link it.
+@main
 struct AppleSimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apple-simulator",
@@ -25,10 +27,15 @@ struct AppleSimulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            return handler
+        }
         try await AppleSimulatorServer.run(
             address: address,
             configuration: AppleSimulator.Configuration(environment: ProcessInfo.processInfo.environment),
             rootCertificatePath: rootCertificatePath,
-            logger: Logger(label: "purchase-ledger.apple-simulator"))
+            logger: Logger(label: "apple-simulator"))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import LedgerWebhooks
 import Logging
+import PurchaseLedgerCLI
 import Postgres
 
 /// The demo's app backend: a receiver of the ledger's webhooks on loopback, verifying every

@@ -5,6 +5,7 @@ import LedgerProjections
 import LedgerQueries
 import LedgerService
 import Logging
+import PurchaseLedgerCLI
 import Postgres
 
 /// What the demo prints after its purchases, with the very code of `audit revenue`, `dispute`

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PurchaseLedgerCLI
 
 /// The demo's purchases, through the HTTP API exactly as an app's backend would send them:
 /// orders, receipts, a StoreKit 2 transaction, a resubmission, a sandbox receipt, a subscription

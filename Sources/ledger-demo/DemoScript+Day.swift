@@ -1,5 +1,6 @@
 import AppleSimulator
 import Foundation
+import PurchaseLedgerCLI
 
 /// The rest of the demo's day: the stories support meets (a restore on a second device, an
 /// account switch, an upgrade, a billing retry) and a crowd of users over simulated days.

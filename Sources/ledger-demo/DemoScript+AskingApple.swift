@@ -1,5 +1,6 @@
 import AppleSimulator
 import Foundation
+import PurchaseLedgerCLI
 
 extension DemoScript {
     /// The ledger asking Apple: a spend, a refund request answered with what was used, and a

@@ -5,6 +5,7 @@ import Ledger
 import LedgerQueries
 import LedgerService
 import LedgerStore
+import PurchaseLedgerCLI
 
 /// The demo's last chapter: App Store Connect's financial report for the demo's weeks, written by
 /// the simulator from its own sales in Apple's format, imported and set against the ledger as
@@ -19,7 +20,7 @@ enum DemoReconciliation {
         guard let (_, result) = try await reads.reconciliation(ofReport: imported.report.documentSha256) else { return }
         print("App Store Connect's financial report \(from) – \(to) (purchase-ledger reconcile-reports FILE):")
         print("  \(imported.report.lines.count) in-app lines; \(result.cellsCompared) cells compared, \(result.cellsMatching) agree, \(result.differences.count) differ")
-        for difference in result.differences.prefix(5) { print("  " + ReconcileReportsCommand.describe(difference)) }
+        for difference in result.differences.prefix(5) { print("  " + describeReportCell(difference)) }
         print("")
     }
 }

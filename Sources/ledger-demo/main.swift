@@ -1,0 +1,3 @@
+import PurchaseLedgerCLI
+
+await runCommandAndExit(DemoCommand.self)

@@ -1,0 +1,90 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+/// What the unit and an operator rely on before `serve` takes a request: the version it
+/// reports, `config check`, and the refusals that must not become a restart loop.
+@Suite("purchase-ledger as the unit runs it: version, configuration check, refusals", .timeLimit(.minutes(3)))
+struct ReleaseCommandTests {
+    /// The release number in the repository's VERSION file.
+    static let release: String = {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("VERSION")
+        return ((try? String(contentsOf: file, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }()
+
+    /// Settings a server needs, with no database (each test adds its own).
+    static let minimal = ["APPLE_BUNDLE_ID": "com.example.app", "LEDGER_API_TOKENS": "app-token-0123456789:app"]
+
+    @Test("--version prints the VERSION file's release, marked +dev with an unknown commit when Tools/release did not stamp the build")
+    func version() async throws {
+        #expect(!Self.release.isEmpty)
+        let run = try await ToolRun.run(["--version"], databaseURL: nil)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.trimmingCharacters(in: .whitespacesAndNewlines) == "purchase-ledger \(Self.release)+dev (unknown)")
+    }
+
+    @Test("config check prints every setting with its source (environment, file, default), masks secrets, and passes a migrated database")
+    func checkPasses() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+            #expect(migrated.status == 0, "\(migrated.output)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).env")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data("""
+                # as the package's conffile holds them
+                APPLE_BUNDLE_ID=com.example.app
+                LEDGER_API_TOKENS="secret-app-token-42:app,secret-finance-token-42:finance"
+                APPLE_SHARED_SECRET=hunter2-shared-secret
+                LEDGER_COMMISSION=standard
+                """.utf8).write(to: file)
+            let run = try await ToolRun.run(
+                ["config", "check", "--env-file", file.path], databaseURL: conninfo, environment: ["LEDGER_COMMISSION": "small_business"])
+            #expect(run.status == 0, "\(run.output)")
+            let lines = run.output.split(separator: "\n").map(String.init)
+            func line(_ name: String) -> String { lines.first { $0.hasPrefix(name + " ") } ?? "" }
+            #expect(line("LEDGER_API_TOKENS").contains("file") && line("LEDGER_API_TOKENS").contains("********:app,********:finance"))
+            #expect(line("APPLE_SHARED_SECRET").contains("file") && line("APPLE_SHARED_SECRET").contains("********"))
+            #expect(line("LEDGER_COMMISSION").contains("environment") && line("LEDGER_COMMISSION").contains("small_business"))
+            #expect(line("LEDGER_TRANSFER_POLICY").contains("default") && line("LEDGER_TRANSFER_POLICY").contains("keep"))
+            #expect(line("DATABASE_URL").contains("environment"))
+            #expect(!run.output.contains("secret-app-token-42") && !run.output.contains("hunter2"), "a secret printed:\n\(run.output)")
+            #expect(run.output.contains("LEDGER_API_TOKENS: 2 tokens (app, finance)"))
+            #expect(run.output.contains("acts as ledger_app; schema current"), "\(run.output)")
+            #expect(lines.last == "configuration ok")
+        }
+    }
+
+    @Test(
+        "config check and serve exit 78 with one line naming the bad setting",
+        arguments: [
+            ("LEDGER_TRANSFER_POLICY", ["LEDGER_TRANSFER_POLICY": "sometimes"]),
+            ("LEDGER_API_TOKENS", ["LEDGER_API_TOKENS": "short:app"]),
+            ("APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY", ["APPLE_ISSUER_ID": "issuer"]),
+            ("LEDGER_CATALOG", ["LEDGER_CATALOG": "/nonexistent/catalog.json"]),
+            ("LEDGER_WEBHOOK_SECRET", ["LEDGER_WEBHOOKS": "app=https://example.com/hook"]),
+        ])
+    func refusesBadSetting(named setting: String, settings: [String: String]) async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+            #expect(migrated.status == 0, "\(migrated.output)")
+            let environment = Self.minimal.merging(settings) { $1 }
+            for command in [["config", "check"], ["serve", "--address", "127.0.0.1:0"]] {
+                let run = try await ToolRun.run(command, databaseURL: conninfo, environment: environment)
+                #expect(run.status == 78, "\(command) with \(settings): \(run.status)\n\(run.output)")
+                let errors = run.output.split(separator: "\n").filter { $0.hasPrefix("configuration error:") }
+                #expect(errors.count == 1 && errors[0].contains(setting), "\(command): \(run.output)")
+            }
+        }
+    }
+
+    @Test("serve refuses, exit 1, a database without this release's migrations, and says to run migrate")
+    func serveRefusesUnmigrated() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let run = try await ToolRun.run(["serve", "--address", "127.0.0.1:0"], databaseURL: conninfo, environment: Self.minimal)
+            #expect(run.status == 1, "\(run.output)")
+            #expect(run.output.contains("run `purchase-ledger migrate` first"), "\(run.output)")
+        }
+    }
+}
