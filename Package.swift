@@ -86,6 +86,7 @@ let package = Package(
         .target(
             name: "LedgerSchema",
             path: "Schema",
+            exclude: ["releases.txt"],
             resources: [.copy("migrations")]
         ),
         // Apple's formats: models, decoding, signed-data verification at a given time. No

@@ -54,7 +54,7 @@ public final class AppleSimulator: Sendable {
         let startMs = Millis.of(configuration.start)
         self.core = Mutex(
             Core(
-                state: SimulatorState(nowMs: startMs, bundleId: configuration.bundleId, products: configuration.products),
+                state: SimulatorState(nowMs: startMs, bundleId: configuration.bundleId, products: configuration.products, idOffset: configuration.idOffset),
                 failures: FailurePlan(seed: configuration.seed), notificationURL: configuration.notificationURL))
     }
 

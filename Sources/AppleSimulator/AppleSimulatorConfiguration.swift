@@ -19,6 +19,10 @@ extension AppleSimulator {
         public var start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         /// Seed of every random choice (shuffles, failure fractions): same seed, same answers.
         public var seed: UInt64 = 1
+        /// Added to where transaction and web order line item ids start, so a simulator meeting a
+        /// ledger another simulator filled (the upgrade test after the previous release's demo)
+        /// hands out ids that ledger has not seen.
+        public var idOffset: Int64 = 0
         /// Where to post notifications (the ledger's `/v1/notifications/apple`); nil: build and
         /// keep them (see `sentNotifications`) without posting.
         public var notificationURL: String?

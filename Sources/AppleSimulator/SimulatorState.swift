@@ -41,7 +41,10 @@ struct SimulatorState: Sendable {
     private var nextOrder: UInt64 = 1
     private var nextModification: Int64 = 1
 
-    init(nowMs: Int64, bundleId: String, products: [SimulatedProduct]) {
+    init(nowMs: Int64, bundleId: String, products: [SimulatedProduct], idOffset: Int64 = 0) {
+        nextProductionTransaction += idOffset
+        nextSandboxTransaction += idOffset
+        nextWebOrderLineItem += idOffset
         self.nowMs = nowMs
         self.defaultBundleId = bundleId
         self.products = Dictionary(products.map { ($0.productId, $0) }, uniquingKeysWith: { _, last in last })

@@ -11,6 +11,10 @@ public final class LedgerMetrics: Sendable {
     public init() {
         registry = PrometheusCollectorRegistry()
         factory = PrometheusMetricsFactory(registry: registry)
+        // The counters without labels are there at 0 from the start: a series that appears
+        // at 1 hides its first increment from rate() and increase(), and an alert on it.
+        _ = Counter(label: "ledger_apple_server_api_unauthorized_total", factory: factory)
+        _ = Counter(label: "ledger_deliveries_total", factory: factory)
     }
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {

@@ -6,7 +6,7 @@ import LedgerQueries
 import LedgerService
 import LedgerStore
 
-/// The routes of CONTRACT.md's HTTP API.
+/// The routes of docs/http-api.md's HTTP API.
 struct LedgerRoutes: Sendable {
     let service: PurchaseService
     let reads: ReadModels
@@ -38,14 +38,16 @@ struct LedgerRoutes: Sendable {
         router.get("healthz") { _, _ in try await health.response() }
         router.get("metrics") { _, _ in
             await health.refreshGauges(metrics)
-            // The webhook endpoints' series are read from the database now (WebhookMetrics);
-            // when it does not answer they are left out and the rest of the scrape still is.
+            // The database's and the webhook endpoints' series are read from the database now
+            // (DatabaseMetrics, WebhookMetrics); when it does not answer they are left out but
+            // `ledger_database_up 0`, and the rest of the scrape still is.
+            let database = await DatabaseMetrics.scrape(health.pool, grace: health.worker.orphanGrace)
             let webhooks = await WebhookMetrics.scrape(health.pool, clock: service.clock)
             var exposition = metrics.exposition()
             if !exposition.isEmpty, !exposition.hasSuffix("\n") { exposition += "\n" }
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: exposition + webhooks)))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: exposition + database + webhooks)))
         }
         router.get("openapi.yaml") { _, _ in
             Response(
@@ -266,7 +268,7 @@ struct LedgerRoutes: Sendable {
         return try JSONResponse.make(APIAnswers.AppleOrder(view: view))
     }
 
-    /// The feed: what webhooks tell, for consumers that pull (CONTRACT `GET /v1/events`).
+    /// The feed: what webhooks tell, for consumers that pull (docs/webhooks.md `GET /v1/events`).
     private func events(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance], request, context)
         let parameters = request.uri.queryParameters

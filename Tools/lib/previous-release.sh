@@ -1,0 +1,32 @@
+# Sourced by Tools/test: the previous release's `purchase-ledger`, built once from the commit
+# CHANGELOG.md names for it and kept under ~/.cache/purchase-ledger/releases/, for the rolling
+# upgrade test (UpgradeTests): that release must keep serving beside this one against a database
+# this one migrated. Built from source rather than kept as captured SQL: only the real binary
+# proves that its real queries still work on the new schema.
+
+# Exports PL_PREVIOUS_RELEASE_BIN (the binary) and PL_PREVIOUS_RELEASE (its number).
+pl_previous_release() {
+  local release commit cache worktree
+  # The second "## N — DATE (commit C)" heading of CHANGELOG.md: the newest is this one.
+  read -r release commit < <(sed -nE 's/^## ([0-9][0-9.]*) — .*\(commit ([0-9a-f]{7,40})\).*/\1 \2/p' CHANGELOG.md | head -n 1)
+  if [ -z "${commit:-}" ]; then
+    echo "previous release: CHANGELOG.md names no released commit" >&2
+    return 1
+  fi
+  cache=${XDG_CACHE_HOME:-$HOME/.cache}/purchase-ledger/releases/$release-$commit
+  if [ ! -x "$cache/build/debug/purchase-ledger" ]; then
+    echo "previous release: building $release ($commit) once into $cache (about 6 minutes on 2 cores)" >&2
+    worktree=$(mktemp -d)
+    git worktree add --detach --force "$worktree" "$commit" >/dev/null 2>&1 \
+      || { echo "previous release: cannot check out $commit (a shallow clone?)" >&2; rm -rf "$worktree"; return 1; }
+    mkdir -p "$cache"
+    # The debug build keeps its resource bundles beside the binary, which finds them there.
+    if ! (cd "$worktree" && swift build --product purchase-ledger --scratch-path "$cache/build" >"$cache/build.log" 2>&1); then
+      echo "previous release: the build failed; see $cache/build.log" >&2
+      git worktree remove --force "$worktree" >/dev/null 2>&1 || true
+      return 1
+    fi
+    git worktree remove --force "$worktree" >/dev/null 2>&1 || true
+  fi
+  export PL_PREVIOUS_RELEASE="$release" PL_PREVIOUS_RELEASE_BIN="$cache/build/debug/purchase-ledger"
+}
