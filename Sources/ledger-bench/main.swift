@@ -58,6 +58,23 @@ case "reconcile":
         exit(2)
     }
     print(try await ReconcileBench.run(conninfo: conninfo, notifications: count))
+case "unit":
+    // ledger-bench unit BINARY CLIENTS SECONDS: `serve` of BINARY as the unit runs it (its own
+    // process, NOTIFY_SOCKET): READY time, memory idle and at peak, the flow through it, stop time.
+    guard arguments.count == 4, let clients = Int(arguments[2]), let seconds = Double(arguments[3]),
+        let conninfo = environment["DATABASE_URL"]
+    else {
+        FileHandle.standardError.write(Data("usage: ledger-bench unit BINARY CLIENTS SECONDS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    print(try await UnitBench.run(binary: arguments[1], conninfo: conninfo, clients: clients, seconds: seconds))
+case "ready":
+    // ledger-bench ready BINARY: milliseconds from spawn to READY=1 on DATABASE_URL as it is.
+    guard arguments.count == 2, let conninfo = environment["DATABASE_URL"] else {
+        FileHandle.standardError.write(Data("usage: ledger-bench ready BINARY (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    print(try await UnitBench.ready(binary: arguments[1], conninfo: conninfo))
 case "flow-floor":
     // ledger-bench flow-floor CLIENTS SECONDS: the flow's HTTP parts alone, no database.
     guard arguments.count == 3, let clients = Int(arguments[1]), let seconds = Double(arguments[2]) else {

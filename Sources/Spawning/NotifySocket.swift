@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// A Unix datagram socket standing in for systemd's `NOTIFY_SOCKET`: what a `Type=notify`
+/// A Unix datagram socket standing in for systemd's `NOTIFY_SOCKET`, for the tests and benches
+/// that start `serve` as the unit does: what a `Type=notify`
 /// service sends (`READY=1`, `STOPPING=1`) is read from it as systemd would.
 public final class NotifySocket: @unchecked Sendable {
     // Safe to share: `descriptor` is written once in init and closed once in deinit; reads go
