@@ -1,13 +1,12 @@
-import AppleSimulator
 import EventStore
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 import Postgres
+import Spawning
 import TestSupport
 import Testing
-import Spawning
 
 extension ResilienceTests {
     @Test(
@@ -17,39 +16,22 @@ extension ResilienceTests {
         let count = 120
         try await TestDatabase.withSchema { conninfo, pool in
             _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration())).start()
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pl-term-\(UUID().uuidString)")
-            let port = try LoopbackPort.freeOutsideEphemeralRange()
-            let arguments = ["serve", "--address", "127.0.0.1:\(port)"]
-            let notify = try NotifySocket()
-            var servers: [LedgerProcess] = []
-            var clients: [LedgerClient] = []
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let root = folder.appendingPathComponent("simulator-root.der")
-                let catalog = folder.appendingPathComponent("catalog.json")
-                try Data(apple.simulator.rootCertificateDER).write(to: root)
-                try Data(LedgerHarness.catalog.utf8).write(to: catalog)
-                let environment = [
-                    "DATABASE_URL": conninfo, "APPLE_BUNDLE_ID": LedgerHarness.bundleId, "LEDGER_API_TOKENS": "\(LedgerHarness.appToken):app",
-                    "APPLE_VERIFY_RECEIPT_PRODUCTION_URL": apple.productionURL, "APPLE_VERIFY_RECEIPT_SANDBOX_URL": apple.sandboxURL,
-                    "APPLE_ROOT_CERTIFICATES": root.path, "LEDGER_CATALOG": catalog.path, "LOG_LEVEL": "warning",
-                    "NOTIFY_SOCKET": notify.path,
-                ]
-                let first = try LedgerProcess.start(arguments, environment: environment)
-                servers.append(first)
+            try await ServedFixture.with(conninfo: conninfo) { fixture in
+                let port = try LoopbackPort.freeOutsideEphemeralRange()
+                let arguments = ["serve", "--address", "127.0.0.1:\(port)"]
+                let notify = try NotifySocket()
+                let first = try fixture.start(arguments, extra: ["NOTIFY_SOCKET": notify.path])
                 var heard: [String] = []
                 try await waitUntil("serve sends READY=1", within: .seconds(60)) {
                     heard += notify.received()
                     if let exit = first.exit { throw HarnessError("serve ended (\(exit)) before READY=1:\n\(first.outputTail())") }
                     return heard.contains { $0.split(separator: "\n").contains("READY=1") }
                 }
-                let client = LedgerClient(port: port)
-                clients.append(client)
+                let client = fixture.client(port: port)
                 // READY=1 means listening: the first call is answered, no retry needed.
                 let health = try await client.request(.GET, "/healthz", token: nil)
                 #expect(health.status == 200, "healthz right after READY=1: \(health.status)")
-                let bought = try await Self.buy(count, client: client, simulator: apple.simulator)
+                let bought = try await Self.buy(count, client: client, simulator: fixture.apple.simulator)
 
                 // 8 clients; the one that gets answer number count/3 sends SIGTERM.
                 let run = KillRun(count: count)
@@ -67,7 +49,6 @@ extension ResilienceTests {
                         }
                     }
                 }
-                await client.shutdown()
                 // The signal went before the last answers came: 30 s from here bounds it from above.
                 let stopped = try await first.waitForExit(within: .seconds(30))
                 #expect(stopped == ProcessExit(status: 0, signaled: false), "exit after SIGTERM:\n\(first.outputTail())")
@@ -82,14 +63,11 @@ extension ResilienceTests {
                         "purchase \(index) before the restart: \(answer)")
                 }
 
-                let second = try LedgerProcess.start(arguments, environment: environment)
-                servers.append(second)
-                let again = LedgerClient(port: port)
-                clients.append(again)
+                let second = try fixture.start(arguments)
+                let again = fixture.client(port: port)
                 try await second.waitUntilHealthy(again)
                 let resubmit = (0..<count).filter { before.answered[$0]?.status != 200 }
                 let answers = await Self.submitAll(resubmit, bought: bought, client: again)
-                await again.shutdown()
                 for index in resubmit {
                     guard case .success(let answer) = answers[index] else {
                         Issue.record("purchase \(index) after the restart: \(String(describing: answers[index]))")
@@ -107,19 +85,7 @@ extension ResilienceTests {
                 #expect(totals.distinct == Int64(count) && totals.total == Int64(count), "delivered: \(totals)")
                 second.send(SIGTERM)
                 #expect(try await second.waitForExit(within: .seconds(30)) == ProcessExit(status: 0, signaled: false))
-            } catch {
-                for client in clients { await client.shutdown() }
-                for server in servers { server.send(SIGKILL) }
-                for server in servers { _ = try? await server.waitForExit(within: .seconds(10)) }
-                Issue.record("server output:\n\(servers.map { $0.outputTail() }.joined(separator: "\n---\n"))")
-                for server in servers { server.removeOutput() }
-                try? await apple.stop()
-                try? FileManager.default.removeItem(at: folder)
-                throw error
             }
-            for server in servers { server.removeOutput() }
-            try await apple.stop()
-            try? FileManager.default.removeItem(at: folder)
         }
     }
 }

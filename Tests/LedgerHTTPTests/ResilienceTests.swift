@@ -24,30 +24,14 @@ struct ResilienceTests {
         let count = 150
         try await TestDatabase.withSchema { conninfo, pool in
             _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration())).start()
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pl-kill-\(UUID().uuidString)")
-            // Started again on this port after the kill: a port of the tests' own range, which
-            // the kernel hands to no outgoing connection meanwhile (see LoopbackPort).
-            let port = try LoopbackPort.freeOutsideEphemeralRange()
-            let arguments = ["serve", "--address", "127.0.0.1:\(port)"]
-            var servers: [LedgerProcess] = []
-            // Each client must be shut down on every path (AsyncHTTPClient traps in debug otherwise).
-            var clients: [LedgerClient] = []
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let root = folder.appendingPathComponent("simulator-root.der")
-                let catalog = folder.appendingPathComponent("catalog.json")
-                try Data(apple.simulator.rootCertificateDER).write(to: root)
-                try Data(LedgerHarness.catalog.utf8).write(to: catalog)
-                let environment = [
-                    "DATABASE_URL": conninfo, "APPLE_BUNDLE_ID": LedgerHarness.bundleId, "LEDGER_API_TOKENS": "\(LedgerHarness.appToken):app",
-                    "APPLE_VERIFY_RECEIPT_PRODUCTION_URL": apple.productionURL, "APPLE_VERIFY_RECEIPT_SANDBOX_URL": apple.sandboxURL,
-                    "APPLE_ROOT_CERTIFICATES": root.path, "LEDGER_CATALOG": catalog.path, "LOG_LEVEL": "warning",
-                ]
-                let first = try LedgerProcess.start(arguments, environment: environment)
-                servers.append(first)
-                let client = LedgerClient(port: port)
-                clients.append(client)
+            try await ServedFixture.with(conninfo: conninfo) { fixture in
+                let apple = fixture.apple
+                // Started again on this port after the kill: a port of the tests' own range, which
+                // the kernel hands to no outgoing connection meanwhile (see LoopbackPort).
+                let port = try LoopbackPort.freeOutsideEphemeralRange()
+                let arguments = ["serve", "--address", "127.0.0.1:\(port)"]
+                let first = try fixture.start(arguments)
+                let client = fixture.client(port: port)
                 try await first.waitUntilHealthy(client)
                 let bought = try await Self.buy(count, client: client, simulator: apple.simulator)
 
@@ -80,10 +64,8 @@ struct ResilienceTests {
                 }
 
                 // Started again on the same port: the unanswered ones and the rest are submitted.
-                let second = try LedgerProcess.start(arguments, environment: environment)
-                servers.append(second)
-                let again = LedgerClient(port: port)
-                clients.append(again)
+                let second = try fixture.start(arguments)
+                let again = fixture.client(port: port)
                 try await second.waitUntilHealthy(again)
                 let resubmit = (0..<count).filter { before.answered[$0]?.status != 200 }
                 let answers = await Self.submitAll(resubmit, bought: bought, client: again)
@@ -122,19 +104,7 @@ struct ResilienceTests {
                 second.send(SIGTERM)
                 let stopped = try await second.waitForExit(within: .seconds(30))
                 #expect(stopped == ProcessExit(status: 0, signaled: false), "graceful shutdown:\n\(second.outputTail())")
-            } catch {
-                for client in clients { await client.shutdown() }
-                for server in servers { server.send(SIGKILL) }
-                for server in servers { _ = try? await server.waitForExit(within: .seconds(10)) }
-                Issue.record("server output:\n\(servers.map { $0.outputTail() }.joined(separator: "\n---\n"))")
-                for server in servers { server.removeOutput() }
-                try? await apple.stop()
-                try? FileManager.default.removeItem(at: folder)
-                throw error
             }
-            for server in servers { server.removeOutput() }
-            try await apple.stop()
-            try? FileManager.default.removeItem(at: folder)
         }
     }
 

@@ -48,26 +48,14 @@ struct UpgradeTests {
             // Ids past the demo's: its simulator counted from the same start.
             var simulated = AppleSimulator.Configuration()
             simulated.idOffset = 50_000_000
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulated)).start()
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pl-upgrade-\(UUID().uuidString)")
-            var servers: [LedgerProcess] = []
-            var clients: [LedgerClient] = []
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let root = folder.appendingPathComponent("simulator-root.der")
-                let catalog = folder.appendingPathComponent("catalog.json")
-                try Data(apple.simulator.rootCertificateDER).write(to: root)
-                try Data(LedgerHarness.catalog.utf8).write(to: catalog)
-                let environment = [
-                    "DATABASE_URL": conninfo, "APPLE_BUNDLE_ID": LedgerHarness.bundleId, "LEDGER_API_TOKENS": "\(LedgerHarness.appToken):app",
-                    "APPLE_VERIFY_RECEIPT_PRODUCTION_URL": apple.productionURL, "APPLE_VERIFY_RECEIPT_SANDBOX_URL": apple.sandboxURL,
-                    "APPLE_ROOT_CERTIFICATES": root.path, "LEDGER_CATALOG": catalog.path, "LOG_LEVEL": "warning",
-                ]
+            try await ServedFixture.with(conninfo: conninfo, simulator: simulated) { fixture in
+                var servers: [LedgerProcess] = []
+                var clients: [LedgerClient] = []
                 for binary in [previous, LedgerProcess.binary] {
                     let port = try LoopbackPort.freeOutsideEphemeralRange()
-                    let server = try LedgerProcess.start(["serve", "--address", "127.0.0.1:\(port)"], environment: environment, binary: binary)
+                    let server = try fixture.start(["serve", "--address", "127.0.0.1:\(port)"], binary: binary)
                     servers.append(server)
-                    let client = LedgerClient(port: port)
+                    let client = fixture.client(port: port)
                     clients.append(client)
                     try await server.waitUntilHealthy(client)
                 }
@@ -78,7 +66,7 @@ struct UpgradeTests {
                     let user = "upgrade-user-\(index)"
                     let order = try await ordering.post("/v1/orders", ["user_id": user, "product_id": "com.example.coins100"])
                     let token = try #require(order.json["app_account_token"] as? String, "order \(index): \(order.status) \(order.json)")
-                    let purchase = try await apple.simulator.purchase(
+                    let purchase = try await fixture.apple.simulator.purchase(
                         appleId: "upgrade-apple-\(index)", productId: "com.example.coins100", environment: .production,
                         appAccountToken: UUID(uuidString: token))
                     let answer = try await paying.post("/v1/receipts", [
@@ -103,20 +91,7 @@ struct UpgradeTests {
                     let verify = try await LedgerProcess.run(["verify"], environment: ["DATABASE_URL": conninfo], binary: binary)
                     #expect(verify.exit == ProcessExit(status: 0, signaled: false), "verify by \(binary.path) after both served:\n\(verify.output)")
                 }
-            } catch {
-                for client in clients { await client.shutdown() }
-                for server in servers { server.send(SIGKILL) }
-                for server in servers { _ = try? await server.waitForExit(within: .seconds(10)) }
-                Issue.record("server output:\n\(servers.map { $0.outputTail() }.joined(separator: "\n---\n"))")
-                for server in servers { server.removeOutput() }
-                try? await apple.stop()
-                try? FileManager.default.removeItem(at: folder)
-                throw error
             }
-            for client in clients { await client.shutdown() }
-            for server in servers { server.removeOutput() }
-            try await apple.stop()
-            try? FileManager.default.removeItem(at: folder)
         }
     }
 }
