@@ -356,5 +356,7 @@ let package = Package(
             swiftSettings: strict
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    // C23, for CBuildInfo's #embed of the VERSION file.
+    cLanguageStandard: .gnu2x
 )

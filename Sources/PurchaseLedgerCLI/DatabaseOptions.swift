@@ -23,8 +23,13 @@ package struct DatabaseOptions: ParsableArguments {
     ) async throws -> T {
         var cluster: EmbeddedCluster?
         let conninfo: String
-        if let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = databaseURL ?? environment["DATABASE_URL"], !url.isEmpty {
             conninfo = url
+        } else if environment["INVOCATION_ID"] != nil || environment["NOTIFY_SOCKET"] != nil {
+            // Run by systemd (the package's unit): a private development cluster cannot work
+            // there, and a missing setting must not become a restart loop.
+            throw ConfigurationFailure(message: "DATABASE_URL is required when systemd runs the ledger (set it in /etc/purchase-ledger/ledger.env)")
         } else {
             let started = try await EmbeddedCluster.start(in: URL(fileURLWithPath: dataDirectory), logger: logger)
             cluster = started

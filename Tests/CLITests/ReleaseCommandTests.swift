@@ -79,6 +79,28 @@ struct ReleaseCommandTests {
         }
     }
 
+    @Test("under systemd (INVOCATION_ID set), serve and migrate without DATABASE_URL exit 78 instead of starting a private cluster")
+    func databaseRequiredUnderSystemd() async throws {
+        for command in [["serve", "--address", "127.0.0.1:0"], ["migrate"]] {
+            let run = try await ToolRun.run(command, databaseURL: nil, environment: Self.minimal.merging(["INVOCATION_ID": "0123456789abcdef"]) { $1 })
+            #expect(run.status == 78, "\(command): \(run.output)")
+            #expect(run.output.contains("configuration error: DATABASE_URL is required"), "\(command): \(run.output)")
+        }
+    }
+
+    @Test("the package's ledger.env lists, commented, exactly the settings config check prints")
+    func environmentFileListsEverySetting() async throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("packaging/ledger.env")
+        let listed = Set(try String(contentsOf: file, encoding: .utf8).split(separator: "\n").compactMap { line in
+            line.firstMatch(of: /^#([A-Z][A-Z0-9_]+)=/).map { String($0.1) }
+        })
+        let run = try await ToolRun.run(["config", "check"], databaseURL: nil, environment: Self.minimal)
+        let printed = Set(run.output.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }.compactMap { $0.split(separator: " ").first.map(String.init) })
+        #expect(printed.count > 20, "\(run.output)")
+        #expect(listed == printed, "only in ledger.env: \(listed.subtracting(printed).sorted()); only in config check: \(printed.subtracting(listed).sorted())")
+    }
+
     @Test("serve refuses, exit 1, a database without this release's migrations, and says to run migrate")
     func serveRefusesUnmigrated() async throws {
         try await TestDatabase.withSchema { conninfo, _ in

@@ -5,11 +5,8 @@
 /// trailing newline); never NULL.
 const char *pl_build_release(void);
 
-/// The version Tools/release stamped (`-Xcc -DPL_BUILD_VERSION=...`), or "" for a build that
-/// was not stamped (a developer's `swift build`).
-const char *pl_build_version(void);
-
-/// The commit Tools/release stamped (`-Xcc -DPL_BUILD_COMMIT=...`), or "".
-const char *pl_build_commit(void);
+/// What Tools/release stamped for its build, `VERSION COMMIT` on one line, or "" for a build it
+/// did not make (a developer's `swift build`); never NULL.
+const char *pl_build_stamp(void);
 
 #endif
