@@ -4,6 +4,7 @@ import Foundation
 import Ledger
 @testable import LedgerHTTP
 @testable import LedgerService
+import LedgerStore
 import LedgerWebhooks
 import Logging
 import NIOCore
@@ -66,9 +67,9 @@ import Testing
             _ = try await OrphanSubmissionTests.abandon(
                 service, user: "m-orphan", kind: .receipt, proof: abandoned.receiptData, transactionId: abandoned.transactionId)
             // The server's worker waits 120 s before taking it over; read here with other graces.
-            let past = try await ledger.pool.withConnection { try DatabaseMetrics.read(on: $0, grace: .zero) }
+            let past = try await ledger.pool.withConnection { try LedgerReads.standing(on: $0, grace: .zero) }
             #expect(past.undecidedPastGrace == 1)
-            let within = try await ledger.pool.withConnection { try DatabaseMetrics.read(on: $0, grace: .seconds(3600)) }
+            let within = try await ledger.pool.withConnection { try LedgerReads.standing(on: $0, grace: .seconds(3600)) }
             #expect(within.undecidedPastGrace == 0)
             #expect(try await Self.scrape(ledger)["ledger_undecided_submissions_past_grace"] == "0", "within the server's grace")
 
