@@ -7,8 +7,16 @@
 # Exports PL_PREVIOUS_RELEASE_BIN (the binary) and PL_PREVIOUS_RELEASE (its number).
 pl_previous_release() {
   local release commit cache worktree
-  # The second "## N — DATE (commit C)" heading of CHANGELOG.md: the newest is this one.
-  read -r release commit < <(sed -nE 's/^## ([0-9][0-9.]*) — .*\(commit ([0-9a-f]{7,40})\).*/\1 \2/p' CHANGELOG.md | head -n 1)
+  # The newest "## N — DATE (commit C)" heading of CHANGELOG.md whose commit is not the one
+  # checked out: the release servers of which must keep serving beside this tree.
+  local head candidate_release candidate_commit
+  head=$(git rev-parse HEAD)
+  release= commit=
+  while read -r candidate_release candidate_commit; do
+    case "$head" in "$candidate_commit"*) continue ;; esac
+    release=$candidate_release commit=$candidate_commit
+    break
+  done < <(sed -nE 's/^## ([0-9][0-9.]*) — .*\(commit ([0-9a-f]{7,40})\).*/\1 \2/p' CHANGELOG.md)
   if [ -z "${commit:-}" ]; then
     echo "previous release: CHANGELOG.md names no released commit" >&2
     return 1
