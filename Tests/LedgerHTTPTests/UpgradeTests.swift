@@ -27,13 +27,21 @@ struct UpgradeTests {
         }
     }
 
+    /// The previous release's `ledger-demo` (`PL_PREVIOUS_RELEASE_DEMO`), from 0.5.0 on; nil
+    /// for a release whose `purchase-ledger demo` played it.
+    static var previousDemo: URL? {
+        ProcessInfo.processInfo.environment["PL_PREVIOUS_RELEASE_DEMO"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+    }
+
     @Test(
         "A database the previous release made, with its demo's history, is migrated by this release; verify passes with both; both releases then serve purchases side by side, each one's orders paid through the other, and nothing is lost")
     func previousReleaseServesBeside() async throws {
         let previous = try Self.previous
         try await TestDatabase.withSchema { conninfo, pool in
             // The previous release makes the database, as a team's production one was made.
-            let demo = try await LedgerProcess.run(["demo"], environment: ["DATABASE_URL": conninfo], binary: previous, within: .seconds(300))
+            // Its demo: `purchase-ledger demo` up to 0.4.0, the executable ledger-demo after.
+            let (demoBinary, demoArguments) = Self.previousDemo.map { ($0, [String]()) } ?? (previous, ["demo"])
+            let demo = try await LedgerProcess.run(demoArguments, environment: ["DATABASE_URL": conninfo], binary: demoBinary, within: .seconds(300))
             #expect(demo.exit == ProcessExit(status: 0, signaled: false), "the previous release's demo:\n\(demo.output.suffix(3_000))")
             let eventsBefore: Int64 = try await pool.withConnection { try $0.query("SELECT count(*) FROM events")[0].decode(0) }
             #expect(eventsBefore > 1_000, "the previous release's demo wrote \(eventsBefore) events")

@@ -22,14 +22,19 @@ pl_previous_release() {
     return 1
   fi
   cache=${XDG_CACHE_HOME:-$HOME/.cache}/purchase-ledger/releases/$release-$commit
-  if [ ! -x "$cache/build/debug/purchase-ledger" ]; then
+  # Its demo makes the database the upgrade test migrates: `purchase-ledger demo` up to 0.4.0,
+  # the development executable ledger-demo from 0.5.0 on.
+  local products=(purchase-ledger) product built=1
+  if git show "$commit:Package.swift" 2>/dev/null | grep -q '"ledger-demo"'; then products+=(ledger-demo); fi
+  for product in "${products[@]}"; do [ -x "$cache/build/debug/$product" ] || built=; done
+  if [ -z "$built" ]; then
     echo "previous release: building $release ($commit) once into $cache (about 6 minutes on 2 cores)" >&2
     worktree=$(mktemp -d)
     git worktree add --detach --force "$worktree" "$commit" >/dev/null 2>&1 \
       || { echo "previous release: cannot check out $commit (a shallow clone?)" >&2; rm -rf "$worktree"; return 1; }
     mkdir -p "$cache"
     # The debug build keeps its resource bundles beside the binary, which finds them there.
-    if ! (cd "$worktree" && swift build --product purchase-ledger --scratch-path "$cache/build" >"$cache/build.log" 2>&1); then
+    if ! (cd "$worktree" && for product in "${products[@]}"; do swift build --product "$product" --scratch-path "$cache/build" || exit 1; done >"$cache/build.log" 2>&1); then
       echo "previous release: the build failed; see $cache/build.log" >&2
       git worktree remove --force "$worktree" >/dev/null 2>&1 || true
       return 1
@@ -37,4 +42,5 @@ pl_previous_release() {
     git worktree remove --force "$worktree" >/dev/null 2>&1 || true
   fi
   export PL_PREVIOUS_RELEASE="$release" PL_PREVIOUS_RELEASE_BIN="$cache/build/debug/purchase-ledger"
+  if [ -x "$cache/build/debug/ledger-demo" ]; then export PL_PREVIOUS_RELEASE_DEMO="$cache/build/debug/ledger-demo"; fi
 }
