@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import Ledger
 import LedgerHTTP
+import LedgerStore
 import Logging
 import Postgres
 
@@ -126,16 +127,15 @@ struct ConfigurationChecks {
         }
         do {
             let asApplication = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)
-            let (held, stats): (Int64, Bool) = try await withPool(asApplication, maxConnections: 1, logger: logger) { pool in
-                try await pool.withConnection { connection in
-                    let row = try connection.query("""
-                        SELECT (SELECT count(*) FROM (SELECT 1 FROM events LIMIT 1) AS e),
-                               pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')
-                        """)[0]
-                    return (try row.decode(0), try row.decode(1))
+            // Reading the log as ledger_app proves the role's grants, as serve will use them.
+            let (held, stats): (Bool, Bool) = try await withPool(asApplication, maxConnections: 1, logger: logger) { pool in
+                let held = try await LedgerReads(pool: pool).holdsEvents()
+                let stats: Bool = try await pool.withConnection {
+                    try $0.query("SELECT pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')")[0].decode(0)
                 }
+                return (held, stats)
             }
-            report("\(name): acts as ledger_app; schema current; \(held == 0 ? "no events yet" : "the log holds events")")
+            report("\(name): acts as ledger_app; schema current; \(held ? "the log holds events" : "no events yet")")
             if !stats {
                 // Not an error: only the standby metric needs it (docs/monitoring.md).
                 report("\(name): note: ledger_app cannot read pg_stat_replication, so /metrics leaves out the synchronous standby count (GRANT pg_read_all_stats TO ledger_app)")
