@@ -35,20 +35,7 @@ extension ResilienceTests {
 
                 // 8 clients; the one that gets answer number count/3 sends SIGTERM.
                 let run = KillRun(count: count)
-                await withTaskGroup(of: Void.self) { group in
-                    for _ in 0..<8 {
-                        group.addTask {
-                            while let index = run.next() {
-                                do {
-                                    let answer = try await client.submit(bought[index])
-                                    if run.answered(index, Submitted(answer)) { first.send(SIGTERM) }
-                                } catch {
-                                    run.failed(index, error)
-                                }
-                            }
-                        }
-                    }
-                }
+                await run.submit(bought, through: client) { first.send(SIGTERM) }
                 // The signal went before the last answers came: 30 s from here bounds it from above.
                 let stopped = try await first.waitForExit(within: .seconds(30))
                 #expect(stopped == ProcessExit(status: 0, signaled: false), "exit after SIGTERM:\n\(first.outputTail())")

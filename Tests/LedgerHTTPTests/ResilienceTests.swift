@@ -37,20 +37,7 @@ struct ResilienceTests {
 
                 // 8 clients; the one that gets answer number count/3 kills the server.
                 let run = KillRun(count: count)
-                await withTaskGroup(of: Void.self) { group in
-                    for _ in 0..<8 {
-                        group.addTask {
-                            while let index = run.next() {
-                                do {
-                                    let answer = try await client.submit(bought[index])
-                                    if run.answered(index, Submitted(answer)) { first.send(SIGKILL) }
-                                } catch {
-                                    run.failed(index, error)
-                                }
-                            }
-                        }
-                    }
-                }
+                await run.submit(bought, through: client) { first.send(SIGKILL) }
                 await client.shutdown()
                 let killed = try await first.waitForExit(within: .seconds(30))
                 #expect(killed == ProcessExit(status: SIGKILL, signaled: true))
@@ -216,6 +203,26 @@ final class KillRun: Sendable {
             guard !state.killed, state.answered.count >= count / 3 else { return false }
             state.killed = true
             return true
+        }
+    }
+
+    /// Submits `bought` from 8 concurrent clients until every purchase is taken or the server
+    /// is interrupted; the client whose answer is number count/3 calls `interrupt` (a SIGKILL,
+    /// a SIGTERM), after which nobody takes another purchase.
+    func submit(_ bought: [Bought], through client: LedgerClient, interrupt: @escaping @Sendable () -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    while let index = self.next() {
+                        do {
+                            let answer = try await client.submit(bought[index])
+                            if self.answered(index, Submitted(answer)) { interrupt() }
+                        } catch {
+                            self.failed(index, error)
+                        }
+                    }
+                }
+            }
         }
     }
 
