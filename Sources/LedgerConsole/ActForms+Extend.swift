@@ -54,7 +54,7 @@ extension ActForms {
                 originalTransactionId: original, days: days, reason: reason, requestId: requestId, note: note, metadata: metadata)
             let effective = extended.effectiveDateMs.map(RevenueDay.iso8601) ?? "unknown"
             log("extend", outcome: "extended", session, metadata, logged)
-            let now = try await console.reads.subscription(original)?.expiresAt ?? "unknown"
+            let now = try await readsAfterAct.subscription(original)?.expiresAt ?? "unknown"
             return result(
                 session, title: "Renewal date extended", done: true,
                 outcome: "Apple extended subscription \(original) by \(days) day\(days == 1 ? "" : "s"): it now renews on \(effective).",

@@ -94,9 +94,18 @@ struct ActForms: Sendable {
         _ session: ConsoleSession, title: String, done: Bool, outcome: String, facts: [(String, String)], original: String, back: String,
         status: HTTPResponse.Status
     ) -> Response {
-        console.renderer.page("act-result", title: title, area: .lookup, session: session, values: [
+        // Back to the look-up once it holds what the act recorded, and no more than that.
+        let back = RecordedPosition.current?.position.map {
+            ConsoleLinks.lookup(original, as: TimelineView.Kind.transaction.rawValue, after: $0)
+        } ?? back
+        return console.renderer.page("act-result", title: title, area: .lookup, session: session, values: [
             "done": done, "outcome": outcome, "facts": Self.rows(facts), "original": original, "backHref": back,
         ], status: status)
+    }
+
+    /// The read models once they hold what this request recorded (its act), else at the head.
+    var readsAfterAct: ReadModels {
+        console.reads.reading(RecordedPosition.current?.position.map(ReadFreshness.position) ?? .head)
     }
 
     /// `text` ending with a full stop (Apple's messages have one, the ledger's do not).

@@ -3,9 +3,12 @@
 /// URLs: an id holding `#`, `?`, `&`, `%` or `/` would otherwise change where the link goes.
 /// Templates take links as ready values named `href` or `…Href`, never build them.
 enum ConsoleLinks {
-    /// The look-up of `id`, shown as `kind` (`user`, `order`, `transaction`) when given.
-    static func lookup(_ id: String, as kind: String? = nil, before position: Int64? = nil) -> String {
-        "/console/lookup" + query([("q", id)] + (kind.map { [("as", $0)] } ?? []) + (position.map { [("before", String($0))] } ?? []))
+    /// The look-up of `id`, shown as `kind` (`user`, `order`, `transaction`) when given; `after`,
+    /// the position of an act just recorded, makes the page wait for that act and no more.
+    static func lookup(_ id: String, as kind: String? = nil, before position: Int64? = nil, after recorded: Int64? = nil) -> String {
+        "/console/lookup" + query(
+            [("q", id)] + (kind.map { [("as", $0)] } ?? []) + (position.map { [("before", String($0))] } ?? [])
+                + (recorded.map { [("after", String($0))] } ?? []))
     }
 
     /// A stored document's page (its sha256 name).

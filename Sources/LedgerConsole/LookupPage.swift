@@ -62,14 +62,20 @@ public struct LookupPage: Sendable {
         // both: asked at once, each on its own connection. Only what the page shows is parsed,
         // summed up and given Apple's evidence: its window of the table, the refund requests
         // and the spends.
+        // An act's result links here with the position it recorded: the page waits for that act
+        // only, not for every purchase recorded since (docs/console.md).
+        guard let freshness = ReadFreshness(header: request.uri.queryParameters.get("after")) else {
+            throw ConsoleError.badRequest("after is a position in the log: a whole number.")
+        }
+        let reads = console.reads.reading(freshness)
         let shown = Self.shown(before: before)
-        async let asUser = console.reads.timeline(.user, query, shown: shown)
-        async let asOrder = console.reads.timeline(.order, query, shown: shown)
-        async let asTransaction = console.reads.timeline(.transaction, query, shown: shown)
+        async let asUser = reads.timeline(.user, query, shown: shown)
+        async let asOrder = reads.timeline(.order, query, shown: shown)
+        async let asTransaction = reads.timeline(.transaction, query, shown: shown)
         // The user's view (balances, entitlements) beside them, in case the id is a user's: a
         // user's page then waits on one round of reads, not the timeline's and then the view's.
         // For any other id it finds nothing, and is not awaited.
-        async let userView = console.reads.user(query)
+        async let userView = reads.user(query)
         let found = try await [asUser, asOrder, asTransaction].compactMap { $0 }
         let wanted = request.uri.queryParameters.get("as").flatMap(TimelineView.Kind.init(rawValue:))
         guard let timeline = found.first(where: { $0.kind == wanted }) ?? found.first else {
@@ -83,7 +89,7 @@ public struct LookupPage: Sendable {
             ["kind": $0.kind.rawValue, "href": ConsoleLinks.lookup(query, as: $0.kind.rawValue)]
         }
         let user = timeline.kind == .user && timeline.subject == query ? try await userView : nil
-        try await show(timeline, before: before, user: user, in: &values)
+        try await show(timeline, before: before, user: user, reads: reads, in: &values)
         // Support's acts on the original transaction a transaction's page shows (ActForms).
         if let acts = try await ActForms(console: console).offer(for: timeline, session: session) { values["acts"] = acts }
         return console.renderer.page("lookup", title: "Look-up", area: .lookup, session: session, values: values)
@@ -121,7 +127,9 @@ public struct LookupPage: Sendable {
     static let entriesPerPage = 100
 
     /// `user`: the timeline's user's view when the caller has read it already.
-    private func show(_ timeline: TimelineView, before: Int64?, user read: UserView?, in values: inout [String: Any]) async throws {
+    private func show(
+        _ timeline: TimelineView, before: Int64?, user read: UserView?, reads: ReadModels, in values: inout [String: Any]
+    ) async throws {
         values["subject"] = ["kind": timeline.kind.rawValue, "id": timeline.subject]
         values["chain"] = [
             "verified": timeline.verified, "headHash": timeline.headHash ?? "none yet", "position": timeline.verifiedPosition,
@@ -143,7 +151,7 @@ public struct LookupPage: Sendable {
         values["refundRequests"] = timeline.entries.filter { $0.type.hasPrefix("Consumption") }.map(refundRequest)
         // (`listedApart` names both lists' types, so their entries are read in full.)
         if timeline.kind == .user {
-            let user = if let read { read } else { try await console.reads.user(timeline.subject) }
+            let user = if let read { read } else { try await reads.user(timeline.subject) }
             values["user"] = [
                 "balances": user.balances.sorted { $0.key < $1.key }.map { ["unit": $0.key, "amount": $0.value] as [String: Any] },
                 "entitlementRows": LookupTablesHTML.entitlementRows(user.entitlements),
@@ -156,7 +164,7 @@ public struct LookupPage: Sendable {
         for entry in timeline.entries where originals.count < 20 {
             if let original = entry.originalTransactionId, seen.insert(original).inserted { originals.append(original) }
         }
-        let ownerships = try await console.reads.ownerships(originals)
+        let ownerships = try await reads.ownerships(originals)
         values["ownerships"] = LookupTablesHTML.ownerships(ownerships)
         values["hasOwnerships"] = !ownerships.isEmpty
     }

@@ -56,6 +56,14 @@ struct LedgerRoutes: Sendable {
         }
     }
 
+    /// The read models as fresh as the request's `X-Ledger-After` asks (the head without it).
+    private func reads(for request: Request) throws -> ReadModels {
+        guard let freshness = ReadFreshness(header: request.headers[.xLedgerAfter]) else {
+            throw APIError.invalidRequest("X-Ledger-After must be a position (a whole number, 0 for no wait)")
+        }
+        return reads.reading(freshness)
+    }
+
     private func metadata(_ request: Request, _ context: LedgerRequestContext) -> RequestMetadata {
         RequestMetadata(requestId: context.requestID, actor: context.actor)
     }
@@ -136,7 +144,7 @@ struct LedgerRoutes: Sendable {
         let extended = try await service.extendRenewal(
             originalTransactionId: id, days: body.days, reason: reason, requestId: requestId, note: body.note, metadata: metadata(request, context))
         // The subscription as the read models hold it now, the extension applied.
-        let view = try await reads.subscription(id)
+        let view = try await reads(for: request).subscription(id)
         return try JSONResponse.make(APIAnswers.Extended(
             originalTransactionId: id, effectiveDate: extended.effectiveDateMs.map(RevenueDay.iso8601), newExpiresAt: view?.expiresAt))
     }
@@ -220,13 +228,13 @@ struct LedgerRoutes: Sendable {
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance, .support], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
-        return try JSONResponse.make(APIAnswers.User(view: try await reads.user(id)))
+        return try JSONResponse.make(APIAnswers.User(view: try await reads(for: request).user(id)))
     }
 
     private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
-        guard let view = try await reads.subscription(id) else {
+        guard let view = try await reads(for: request).subscription(id) else {
             throw APIError(.notFound, "not_found", "the ledger holds no subscription \(id)")
         }
         return try JSONResponse.make(APIAnswers.Subscription(view: view))
@@ -235,7 +243,7 @@ struct LedgerRoutes: Sendable {
     private func ownership(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
-        guard let view = try await reads.ownership(id) else {
+        guard let view = try await reads(for: request).ownership(id) else {
             throw APIError(.notFound, "not_found", "the ledger holds no purchase \(id)")
         }
         return try JSONResponse.make(APIAnswers.Ownership(view: view))
@@ -244,7 +252,7 @@ struct LedgerRoutes: Sendable {
     private func appleAccount(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.finance], request, context)
         let name = try APIBodies.pathIdentifier(try context.parameters.require("apple_account"), "apple_account")
-        guard let view = try await reads.appleAccount(name) else {
+        guard let view = try await reads(for: request).appleAccount(name) else {
             throw APIError(.notFound, "not_found", "the ledger has seen no Apple account \(name)")
         }
         return try JSONResponse.make(APIAnswers.AppleAccount(view: view))
@@ -253,7 +261,7 @@ struct LedgerRoutes: Sendable {
     private func timeline(_ kind: TimelineView.Kind, _ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.finance, .support], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("id"), "id")
-        guard let view = try await reads.timeline(kind, id) else {
+        guard let view = try await reads(for: request).timeline(kind, id) else {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
         }
         return JSONResponse.bytes(view.jsonBytes)
@@ -307,7 +315,7 @@ struct LedgerRoutes: Sendable {
         } catch {
             throw APIError.invalidRequest(error.message)
         }
-        return try JSONResponse.make(try await reads.revenue(query))
+        return try JSONResponse.make(try await reads(for: request).revenue(query))
     }
 
     private func record(_ outcome: SubmissionOutcome) {

@@ -194,7 +194,8 @@ public struct LedgerServer: Sendable {
         routes.register(on: probe)
         console.register(on: probe)
         let router = Router(context: LedgerRequestContext.self)
-        router.add(middleware: RequestMiddleware(metrics: metrics, allowed: AllowedMethods(probe.routes)))
+        router.add(middleware: RequestMiddleware(
+            metrics: metrics, allowed: AllowedMethods(probe.routes), headPosition: { try await store.headPosition() }))
         routes.register(on: router)
         console.register(on: router)
         let application = Application(

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LedgerStore
 import Logging
 
 /// The outermost middleware: gives every request its id (echoed in `X-Request-ID` and put in
@@ -10,6 +11,8 @@ struct RequestMiddleware: RouterMiddleware {
     typealias Context = LedgerRequestContext
     let metrics: LedgerMetrics
     let allowed: AllowedMethods
+    /// The log's head: the position of a recording answer that appended nothing.
+    let headPosition: @Sendable () async throws -> Int64
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -17,9 +20,15 @@ struct RequestMiddleware: RouterMiddleware {
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         let start = ContinuousClock.now
         var response: Response
+        var recorded: Int64?
         do {
-            response = try await RequestLogContext.$requestID.withValue(context.requestID) {
-                try await next(request, context)
+            (response, recorded) = try await RecordedPosition.recording {
+                try await RequestLogContext.$requestID.withValue(context.requestID) {
+                    try await next(request, context)
+                }
+            }
+            if Self.records(request), (200..<300).contains(response.status.code) {
+                response.headers[.xLedgerPosition] = try await positionHeader(recorded, context: context)
             }
         } catch {
             if let http = error as? HTTPError, http.status == .notFound, let allow = allowed.allow(for: request.uri.path) {
@@ -45,6 +54,25 @@ struct RequestMiddleware: RouterMiddleware {
         return response
     }
 
+    /// True for the API's calls that may record something: every 2xx of theirs carries
+    /// `X-Ledger-Position` (docs/http-api.md, "Reads that say what they need").
+    static func records(_ request: Request) -> Bool {
+        ![.get, .head, .options].contains(request.method) && request.uri.path.hasPrefix("/v1/")
+    }
+
+    /// The position the answer rests on: the last event the request appended, else (a duplicate,
+    /// an idempotent replay, answered from events already recorded) the head, which holds them.
+    /// A head that cannot be read leaves the header out rather than fail a recorded request.
+    private func positionHeader(_ recorded: Int64?, context: Context) async throws -> String? {
+        if let recorded { return String(recorded) }
+        do {
+            return String(try await headPosition())
+        } catch {
+            context.logger.warning("the log's head cannot be read for X-Ledger-Position", metadata: ["error_type": "\(type(of: error))"])
+            return nil
+        }
+    }
+
     /// The caller's id when it is a short token of safe characters (it goes into logs), else a new one.
     static func requestID(from header: String?) -> String {
         if let header, (1...128).contains(header.count),
@@ -58,6 +86,8 @@ struct RequestMiddleware: RouterMiddleware {
 
 extension HTTPField.Name {
     static let xRequestID = Self("X-Request-ID")!
+    static let xLedgerPosition = Self("X-Ledger-Position")!
+    static let xLedgerAfter = Self("X-Ledger-After")!
 }
 
 /// Checks the bearer token against a route's scopes.

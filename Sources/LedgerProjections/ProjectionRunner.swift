@@ -57,6 +57,9 @@ public final class ProjectionRunner: Sendable {
     /// The incremental chain check the runner keeps moving along with the projections.
     public var chain: ChainWatch { ChainWatch(pool: store.pool, logger: logger) }
 
+    /// The names of the projections it applies, as `projection_checkpoints` holds them.
+    public var projectionNames: [String] { projections.map(\.name) }
+
     /// The position every projection has applied, as last seen by this runner (-1 before its first pass).
     public var appliedPosition: Int64 { state.withLock { $0.applied } }
 

@@ -35,8 +35,29 @@ public struct SubscriptionView: Sendable, Hashable, Codable {
     public var environment: String
 }
 
-/// Reads the projections. Reads wait until the projections have applied the log as it stood
-/// when the read began, so a caller reads its own writes (docs/architecture.md §5).
+/// How fresh a read must be (docs/http-api.md, "Reads that say what they need").
+public enum ReadFreshness: Sendable, Hashable {
+    /// The log as it stood when the read began: the caller reads its own writes and everyone's
+    /// before them, and pays for every writer's events (the default, without `X-Ledger-After`).
+    case head
+    /// Once the projections have applied `position` (`X-Ledger-After`, the `X-Ledger-Position`
+    /// the caller's own write answered with): the wait covers that write and nothing after it.
+    case position(Int64)
+    /// Whatever the read models hold now (`X-Ledger-After: 0`): no wait, no check.
+    case any
+
+    /// `X-Ledger-After`'s value: a position, 0 for `.any`; nil when it is not one (the caller
+    /// answers 400), absent for `.head`.
+    public init?(header: String?) {
+        guard let header else { self = .head; return }
+        guard let position = Int64(header.trimmingCharacters(in: .whitespaces)), position >= 0 else { return nil }
+        self = position == 0 ? .any : .position(position)
+    }
+}
+
+/// Reads the projections. By default a read waits until the projections have applied the log
+/// as it stood when the read began, so a caller reads its own writes (docs/architecture.md §5);
+/// `reading(_:)` makes a copy that waits for a given position only, or for nothing.
 public struct ReadModels: Sendable {
     /// The primary's pool: the log's head, and reads when no replica is set or it lags.
     let pool: ConnectionPool
@@ -46,6 +67,11 @@ public struct ReadModels: Sendable {
     let clock: WallClock
     /// Standbys serving the reads (`DATABASE_READ_URL`), when set.
     public let replica: ReplicaReads?
+    /// What this copy's reads wait for.
+    public private(set) var freshness: ReadFreshness = .head
+
+    /// How long a read given a position waits for it before 503 `projections_behind`.
+    static let positionTimeout: Duration = .seconds(10)
 
     public init(runner: ProjectionRunner, timeout: Duration, clock: WallClock, replica: ReplicaReads? = nil) {
         self.pool = runner.store.pool
@@ -55,14 +81,39 @@ public struct ReadModels: Sendable {
         self.replica = replica
     }
 
-    /// Runs `body` on a connection whose projections hold the log as it stood at this call (so
-    /// a caller reads its own writes, and everyone's before them): the runner has applied the
-    /// head (a wait resumed by the runner, no polling); a standby serves once that same
-    /// connection has replayed the primary's WAL position taken after that, else the primary.
+    /// These read models, reading as fresh as `freshness` says.
+    public func reading(_ freshness: ReadFreshness) -> ReadModels {
+        var copy = self
+        copy.freshness = freshness
+        return copy
+    }
+
+    /// Runs `body` on a connection whose projections are as fresh as `freshness` asks.
+    ///
+    /// `.head`: the runner has applied the head as it stood at this call (a wait resumed by the
+    /// runner, no polling); a standby serves once that same connection has replayed the
+    /// primary's WAL position taken after that, else the primary.
+    ///
+    /// `.position(p)`: the runner has applied `p` (no query when it has already); a standby
+    /// serves once its own replayed checkpoints say its projections hold `p`, which is the
+    /// replay position of that write and no later one, else the primary.
+    ///
+    /// `.any`: the primary or a standby as it is.
     func withConsistentConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await waitForHead()
-        guard let replica else { return try await pool.withConnection(body) }
-        return try await replica.withConnection(after: try await ReplicaReads.currentLSN(on: pool), primary: pool, body)
+        switch freshness {
+        case .head:
+            try await waitForHead()
+            guard let replica else { return try await pool.withConnection(body) }
+            return try await replica.withConnection(after: .lsn(try await ReplicaReads.currentLSN(on: pool)), primary: pool, body)
+        case .position(let position):
+            try await runner.waitUntilApplied(position, timeout: Self.positionTimeout)
+            guard let replica else { return try await pool.withConnection(body) }
+            return try await replica.withConnection(
+                after: .projections(position, names: runner.projectionNames), primary: pool, body)
+        case .any:
+            guard let replica else { return try await pool.withConnection(body) }
+            return try await replica.withConnection(after: .nothing, primary: pool, body)
+        }
     }
 
     /// Returns once the projections hold the log as it stood at this call: every read's wait,

@@ -38,7 +38,9 @@ public struct LedgerLog: Sendable {
         if let idempotencyKey, !streamAppends.isEmpty, !streamAppends[0].events.isEmpty {
             streamAppends[0].events[0].idempotencyKey = idempotencyKey
         }
-        return try await store.append(streamAppends, alongside: alongside)
+        let recorded = try await store.append(streamAppends, alongside: alongside)
+        if let box = RecordedPosition.current, let last = recorded.map(\.position).max() { box.note(last) }
+        return recorded
     }
 
     /// Appends through COPY on `connection`, in the caller's transaction (imports).

@@ -92,7 +92,9 @@ enum FlowBench {
         return (apple, server)
     }
 
-    static func submit(_ purchase: (user: String, receipt: String, transaction: String), to base: String, client: HTTPClient) async throws {
+    /// Submits one receipt; returns the answer's `X-Ledger-Position`.
+    @discardableResult
+    static func submit(_ purchase: (user: String, receipt: String, transaction: String), to base: String, client: HTTPClient) async throws -> String? {
         var request = HTTPClientRequest(url: base + "/v1/receipts")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
@@ -104,6 +106,7 @@ enum FlowBench {
         let response = try await client.execute(request, timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else { throw BenchError("a receipt was answered \(response.status.code)") }
+        return response.headers.first(name: "X-Ledger-Position")
     }
 }
 

@@ -12,8 +12,11 @@ import Synchronization
 /// the wait alone (the log's head, then the runner's progress to it, in this process), or one
 /// round trip to PostgreSQL (`SELECT 1` on a pooled connection). The wait is the projection
 /// runner's pass, which no read that must see its own write can skip, and a pass is three round
-/// trips: the round trip under the same load is the wait's floor. Returns "LOADED_P50
-/// LOADED_P99 IDLE_P50 IDLE_P99 READS RECEIPT_P99 WAIT_P50 WAIT_P99 ROUNDTRIP_P50 ROUNDTRIP_P99".
+/// trips: the round trip under the same load is the wait's floor. In a fourth of the rounds the
+/// read carries `X-Ledger-After` with the receipt's own `X-Ledger-Position`: it waits for that
+/// receipt only, not for the writers' events after it. Returns "LOADED_P50 LOADED_P99 IDLE_P50
+/// IDLE_P99 READS RECEIPT_P99 WAIT_P50 WAIT_P99 ROUNDTRIP_P50 ROUNDTRIP_P99 AFTER_P50 AFTER_P99"
+/// (the first six as builds before X-Ledger-After printed them, for BENCH_BASELINE).
 enum ReadBench {
     static func run(conninfo: String, clients: Int, seconds: Double) async throws -> String {
         var logger = Logger(label: "bench.reads")
@@ -29,15 +32,20 @@ enum ReadBench {
         // The reader: its own receipt, then at once its user's view, timing the read alone.
         let stop = Atomic<Bool>(false)
         let readModels = server.reads
-        async let loaded: (reads: [Duration], waits: [Duration], roundTrips: [Duration]) = {
+        async let loaded: (reads: [Duration], waits: [Duration], roundTrips: [Duration], afterOwn: [Duration]) = {
             var latencies: [Duration] = []
             var waits: [Duration] = []
             var roundTrips: [Duration] = []
+            var afterOwn: [Duration] = []
             try await Task.sleep(for: ClosedLoop.warmUp)
             for (index, purchase) in reads.enumerated() where !stop.load(ordering: .relaxed) {
-                try await FlowBench.submit(purchase, to: base, client: client)
+                let position = try await FlowBench.submit(purchase, to: base, client: client)
                 let began = ContinuousClock.now
-                switch index % 3 {
+                switch index % 4 {
+                case 3:
+                    guard let position else { throw BenchError("a receipt's answer carried no X-Ledger-Position") }
+                    try await readUser(purchase.user, base: base, client: client, after: position)
+                    afterOwn.append(ContinuousClock.now - began)
                 case 0:
                     try await readUser(purchase.user, base: base, client: client)
                     latencies.append(ContinuousClock.now - began)
@@ -49,13 +57,13 @@ enum ReadBench {
                     roundTrips.append(ContinuousClock.now - began)
                 }
             }
-            return (latencies, waits, roundTrips)
+            return (latencies, waits, roundTrips, afterOwn)
         }()
         let receiptP99 = try await ClosedLoop.run(clients: clients, seconds: seconds, items: writes) { purchase in
             try await FlowBench.submit(purchase, to: base, client: client)
         }.p99
         stop.store(true, ordering: .relaxed)
-        let (underLoad, waits, roundTrips) = try await loaded
+        let (underLoad, waits, roundTrips, afterOwn) = try await loaded
 
         // The same reads with nothing written meanwhile: the projections hold the head already.
         var idle: [Duration] = []
@@ -72,13 +80,16 @@ enum ReadBench {
         let (i50, i99) = percentiles(idle)
         let (w50, w99) = percentiles(waits)
         let (r50, r99) = percentiles(roundTrips)
+        let (a50, a99) = percentiles(afterOwn)
         return String(
-            format: "%.2f %.2f %.2f %.2f %d %.2f %.2f %.2f %.2f %.2f", l50, l99, i50, i99, underLoad.count, receiptP99, w50, w99, r50, r99)
+            format: "%.2f %.2f %.2f %.2f %d %.2f %.2f %.2f %.2f %.2f %.2f %.2f",
+            l50, l99, i50, i99, underLoad.count, receiptP99, w50, w99, r50, r99, a50, a99)
     }
 
-    static func readUser(_ user: String, base: String, client: HTTPClient) async throws {
+    static func readUser(_ user: String, base: String, client: HTTPClient, after position: String? = nil) async throws {
         var request = HTTPClientRequest(url: base + "/v1/users/" + user)
         request.headers.add(name: "Authorization", value: "Bearer \(FlowBench.token)")
+        if let position { request.headers.add(name: "X-Ledger-After", value: position) }
         let response = try await client.execute(request, timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else { throw BenchError("a read was answered \(response.status.code)") }

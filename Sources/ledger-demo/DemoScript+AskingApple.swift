@@ -26,7 +26,8 @@ extension DemoScript {
         simulator.notificationURL = "http://127.0.0.1:9/v1/notifications/apple"
         _ = try await simulator.refund(transactionId: lost.transactionId)
         simulator.notificationURL = endpoint
-        let before = ((try await get("/v1/users/grace"))["balances"] as? [String: Any])?["coins"] ?? "?"
+        // Her own receipt is all this read needs: it waits for that position, not for the log's head.
+        let before = ((try await get("/v1/users/grace", afterOwnWrite: true))["balances"] as? [String: Any])?["coins"] ?? "?"
         let recovered = try await reconcile()
         let after = ((try await get("/v1/users/grace"))["balances"] as? [String: Any])?["coins"] ?? "?"
         print("  grace's refund, notification lost   → coins \(before); reconcile recorded \(recovered) missed notification(s); coins \(after)\n")

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import PurchaseLedgerCLI
+import Synchronization
 
 /// The demo's purchases, through the HTTP API exactly as an app's backend would send them:
 /// orders, receipts, a StoreKit 2 transaction, a resubmission, a sandbox receipt, a subscription
@@ -31,6 +32,7 @@ struct DemoScript {
 
     let ledger: String
     let simulator: AppleSimulator
+    let positions = DemoPositions()
     /// Called with true as the crowd's days begin and false when they end: the demo's webhook
     /// receiver is down meanwhile, and catches up after.
     var receiverDown: @Sendable (Bool) async throws -> Void = { _ in }
@@ -119,19 +121,24 @@ struct DemoScript {
         try await send(.POST, path, JSONSerialization.data(withJSONObject: body))
     }
 
-    func get(_ path: String) async throws -> [String: Any] {
-        try await send(.GET, path, nil).json
+    /// A read of the head (what Apple's notifications and the workers recorded included), or,
+    /// `afterOwnWrite`, a read that waits only for the last position the demo's own calls were
+    /// answered with (`X-Ledger-After`).
+    func get(_ path: String, afterOwnWrite: Bool = false) async throws -> [String: Any] {
+        try await send(.GET, path, nil, after: afterOwnWrite ? positions.last : nil).json
     }
 
-    private func send(_ method: HTTPMethod, _ path: String, _ body: Data?) async throws -> (status: Int, json: [String: Any]) {
+    private func send(_ method: HTTPMethod, _ path: String, _ body: Data?, after: Int64? = nil) async throws -> (status: Int, json: [String: Any]) {
         var request = HTTPClientRequest(url: ledger + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(Self.appToken)")
+        if let after { request.headers.add(name: "X-Ledger-After", value: String(after)) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        if let position = response.headers.first(name: "X-Ledger-Position").flatMap({ Int64($0) }) { positions.note(position) }
         let bytes = try await response.body.collect(upTo: 4 << 20)
         let json = (try? JSONSerialization.jsonObject(with: Data(buffer: bytes))) as? [String: Any] ?? [:]
         return (Int(response.status.code), json)
@@ -140,6 +147,13 @@ struct DemoScript {
     func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
+}
+
+/// The highest `X-Ledger-Position` the demo's own calls were answered with.
+final class DemoPositions: Sendable {
+    private let highest = Mutex<Int64?>(nil)
+    var last: Int64? { highest.withLock { $0 } }
+    func note(_ position: Int64) { highest.withLock { $0 = max($0 ?? position, position) } }
 }
 
 struct DemoError: Error, CustomStringConvertible {

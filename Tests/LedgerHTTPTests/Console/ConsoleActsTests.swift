@@ -94,8 +94,15 @@ struct ConsoleActsTests {
             #expect(ledger.simulator.renewalExtensions.count == 1)
             #expect(try await ledger.count("SubscriptionRenewalExtended") == 1)
 
-            // The act is in the look-up's timeline.
-            let after = try await support.get("/console/lookup?q=\(original)")
+            // The result links back to the look-up with the act's position, and that page,
+            // waiting for the act only, shows it in the timeline.
+            let back = try #require(done.body.firstMatch(of: /href="(\/console\/lookup\?[^"]*after=([0-9]+))"/), "\(done.body)")
+            let actPosition: Int64 = try await ledger.pool.withConnection {
+                try $0.query("SELECT max(position) FROM events WHERE event_type = 'SubscriptionRenewalExtended'")[0].decode(0)
+            }
+            #expect(Int64(back.output.2) == actPosition)
+            let after = try await support.get(String(back.output.1).replacingOccurrences(of: "&amp;", with: "&"))
+            #expect(after.status == 200)
             #expect(after.body.contains("Asked Apple to extend subscription \(original) by 10 days (service_issue, &quot;\(Self.note)&quot;, request \(requestId))"), "the act with support's note")
 
             // Apple allows two extensions a year: the third is refused, and the page says why.
@@ -186,8 +193,15 @@ struct ConsoleActsTests {
             let signed = ledger.simulator.transactions(of: "apple-console-anon").first { $0.originalTransactionId == original }
             #expect(signed?.appAccountToken?.uuidString.lowercased() == token)
 
-            // The act is in the look-up's timeline.
-            let after = try await support.get("/console/lookup?q=\(original)")
+            // The result links back to the look-up with the act's position, and that page,
+            // waiting for the act only, shows it in the timeline.
+            let back = try #require(done.body.firstMatch(of: /href="(\/console\/lookup\?[^"]*after=([0-9]+))"/), "\(done.body)")
+            let actPosition: Int64 = try await ledger.pool.withConnection {
+                try $0.query("SELECT max(position) FROM events WHERE event_type = 'AppAccountTokenSet'")[0].decode(0)
+            }
+            #expect(try #require(Int64(back.output.2)) >= actPosition, "the act's events end at or after its AppAccountTokenSet")
+            let after = try await support.get(String(back.output.1).replacingOccurrences(of: "&amp;", with: "&"))
+            #expect(after.status == 200)
             #expect(after.body.contains("Attached app account token \(token) of user c-alice to \(original) with Apple"))
 
             // Finance: no form, and its POST is refused.

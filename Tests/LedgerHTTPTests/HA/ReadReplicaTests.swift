@@ -29,6 +29,17 @@ extension HASet.ReadReplicaTests {
                     #expect((read.json["balances"] as? [String: Any])?["coins"] as? Int == 100, "read-your-writes through the standby")
                     #expect(replica.served.replica + replica.served.primary == before.replica + before.primary + 1)
                 }
+                // A read given its own receipt's position waits for the standby's projections to
+                // hold that receipt, checked on the standby itself, not for the primary's head.
+                for index in 5..<8 {
+                    let user = "rr-u\(index)"
+                    let (_, purchase) = try await ledger.orderAndBuy(user: user, product: "com.example.coins100", appleId: "apple-rr-\(index)")
+                    let submitted = try await ledger.submit(user: user, purchase: purchase)
+                    let position = try #require(submitted.header("X-Ledger-Position"))
+                    let read = try await ledger.request(.GET, "/v1/users/\(user)", headers: [("X-Ledger-After", position)])
+                    #expect(read.status == 200)
+                    #expect((read.json["balances"] as? [String: Any])?["coins"] as? Int == 100, "read-after-position through the standby")
+                }
                 let fromStandby = replica.served.replica
                 #expect(fromStandby >= 1, "reads were served by the standby (\(replica.served))")
 
