@@ -20,11 +20,14 @@ public final class ConnectionPool: Sendable {
     private let conninfo: String
     private let logger: Logger
     private let locked: Mutex<Locked>
+    /// How long a cancelled task's cancel request may take before the connection is closed instead.
+    private let cancelDeadline: Duration
 
     /// A pool for `conninfo` (a conninfo string or `postgres://` URI). Connects lazily.
-    public init(conninfo: String, maxConnections: Int = 8, logger: Logger) {
+    public init(conninfo: String, maxConnections: Int = 8, cancelDeadline: Duration = .seconds(3), logger: Logger) {
         self.conninfo = conninfo
         self.logger = logger
+        self.cancelDeadline = cancelDeadline
         self.locked = Mutex(Locked(state: PoolState(maxConnections: maxConnections)))
     }
 
@@ -49,7 +52,7 @@ public final class ConnectionPool: Sendable {
         _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {
         let slot = try await acquire()
-        let cancellation = QueryCancellation()
+        let cancellation = QueryCancellation(deadline: cancelDeadline, logger: logger)
         let result: Result<T, any Error>
         do {
             result = .success(try await withTaskCancellationHandler {
@@ -186,12 +189,18 @@ final class Slot: @unchecked Sendable {
             self.connection = connection
         }
         guard cancellation.start(connection) else { throw CancellationError() }
-        defer { cancellation.finish() }
-        do {
-            let value = try body(connection)
+        let result = Result { try body(connection) }
+        if cancellation.finish() {
+            logger.notice("closing a PostgreSQL connection whose cancel request was not answered in time", metadata: ["slot": "\(id)"])
+            connection.close()
+            self.connection = nil
+            return try result.get()
+        }
+        switch result {
+        case .success(let value):
             tidy(connection, after: nil, logger: logger)
             return value
-        } catch {
+        case .failure(let error):
             tidy(connection, after: error, logger: logger)
             throw error
         }

@@ -164,3 +164,85 @@ struct PoolTests {
         }
     }
 }
+
+/// A cancel request that cannot reach its server (a host that accepts it and never answers)
+/// gives up at the pool's cancel deadline: the task ends, the connection is closed instead of
+/// reused, and later cancels are not held behind it.
+@Suite("A cancel with a deadline")
+struct CancelDeadlineTests {
+    @Test("a cancel swallowed by the network ends the statement's task at the deadline, closes that connection, and holds up no other cancel")
+    func swallowedCancel() async throws {
+        try await TestDatabase.withSchema { conninfo, _ in
+            let proxy = try SilentCancelProxy(to: conninfo)
+            defer { proxy.close() }
+            let pool = ConnectionPool(
+                conninfo: try proxy.conninfo(from: conninfo), maxConnections: 1, cancelDeadline: .seconds(2), logger: TestDatabase.logger)
+            let running = BackendLatch()
+            let sleeper = Task {
+                try await pool.withConnection { connection in
+                    try connection.execute("SET statement_timeout = 0")
+                    // A backend notices its client is gone only when it next talks to it, or at
+                    // this interval while a statement runs (PostgreSQL's own; off by default).
+                    try connection.execute("SET client_connection_check_interval = '100ms'")
+                    running.record(connection)
+                    try connection.execute("SELECT pg_sleep(60)")
+                }
+            }
+            try await waitUntilSleeping(running, conninfo: TestDatabase.adminConninfo)
+            let stuckPID = try #require(running.pid)
+            let clock = ContinuousClock()
+            let started = clock.now
+            sleeper.cancel()
+            var serverCancelled = false
+            var failure: (any Error)?
+            do {
+                try await sleeper.value
+            } catch SQLState.queryCanceled {
+                serverCancelled = true
+            } catch {
+                failure = error
+            }
+            let took = started.duration(to: clock.now)
+            // Not cancelled by the server (the request never arrived): the connection was shut.
+            #expect(!serverCancelled, "the server never saw the cancel")
+            #expect(failure?.isPostgresConnectionError == true, "\(String(describing: failure))")
+            #expect(proxy.cancelRequests == 1)
+            // The deadline (2 s), with room for a loaded machine; far from the statement's 60 s.
+            #expect(took >= .seconds(1.9))
+            #expect(took < .seconds(20))
+            // The pool goes on with a new connection; the old backend is gone (its statement
+            // ended once it saw its client had closed).
+            let pid = try await pool.withConnection { $0.backendPID }
+            #expect(pid != stuckPID)
+            let deadline = clock.now + .seconds(30)
+            var ended = false
+            while !ended, clock.now < deadline {
+                ended = try await TestDatabase.withAdmin { connection in
+                    try connection.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(stuckPID)").scalar(Int.self) == 0
+                }
+                if !ended { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(ended, "the abandoned backend has ended")
+
+            // A cancel sent straight to the server right after is not held behind the swallowed one.
+            let direct = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
+            let again = BackendLatch()
+            let second = Task {
+                try await direct.withConnection { connection in
+                    try connection.execute("SET statement_timeout = 0")
+                    again.record(connection)
+                    try connection.execute("SELECT pg_sleep(60)")
+                }
+            }
+            try await waitUntilSleeping(again, conninfo: TestDatabase.adminConninfo)
+            let secondStarted = clock.now
+            second.cancel()
+            var cancelled = false
+            do { _ = try await second.value } catch SQLState.queryCanceled { cancelled = true }
+            #expect(cancelled)
+            #expect(secondStarted.duration(to: clock.now) < .seconds(15))
+            await direct.close()
+            await pool.close()
+        }
+    }
+}
