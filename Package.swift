@@ -79,7 +79,8 @@ let package = Package(
                 "Postgres", "LedgerSchema",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // The numbered SQL migrations live in the top-level Schema/ folder; this target only
         // ships them as a resource so the tool and the tests apply the same files.
@@ -87,7 +88,8 @@ let package = Package(
             name: "LedgerSchema",
             path: "Schema",
             exclude: ["releases.txt"],
-            resources: [.copy("migrations")]
+            resources: [.copy("migrations")],
+            swiftSettings: strict
         ),
         // Apple's formats: models, decoding, signed-data verification at a given time. No
         // network, no clock, no files (time comes in as a WallClock, certificates as bytes): the
