@@ -73,10 +73,13 @@ let package = Package(
             dependencies: ["Spawning", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // The log and the Migrator that applies the migrations it is given: it knows no table of
+        // the ledger's beyond its own (LedgerSchema, which carries every projection's, is handed
+        // in by LedgerStore, the CLI and the tests).
         .target(
             name: "EventStore",
             dependencies: [
-                "Postgres", "LedgerSchema",
+                "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -145,7 +148,7 @@ let package = Package(
         .target(
             name: "LedgerStore",
             dependencies: [
-                "Ledger", "EventStore", "Postgres", "AppStore",
+                "Ledger", "EventStore", "LedgerSchema", "Postgres", "AppStore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
@@ -324,7 +327,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LedgerSchema", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AppStoreTests",
             dependencies: ["AppStore", "AppStoreClient", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")],

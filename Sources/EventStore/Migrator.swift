@@ -1,13 +1,16 @@
 import Crypto
 import Foundation
-import LedgerSchema
 import Logging
 import Postgres
 
-/// Applies the numbered SQL files of `Schema/migrations` in order, in the schema first on the
-/// connection's search_path. Each applied file is recorded with its sha256; a recorded file
-/// whose text changed since is refused. All pending files apply in one transaction under an
-/// advisory lock, so two processes migrating at once leave one applied set.
+/// Applies numbered SQL files in order, in the schema first on the connection's search_path.
+/// Each applied file is recorded with its sha256; a recorded file whose text changed since is
+/// refused. All pending files apply in one transaction under an advisory lock, so two processes
+/// migrating at once leave one applied set.
+///
+/// It applies the files it is given and knows none of them: the ledger's (`Schema/migrations`,
+/// the log's tables and every projection's) come from `LedgerSchema` through
+/// `Migrator.ledger()` in LedgerStore, so the log does not carry the read models' schema.
 public struct Migrator: Sendable {
     public struct Migration: Sendable, Hashable {
         public var version: Int
@@ -23,14 +26,6 @@ public struct Migrator: Sendable {
     }
 
     public let migrations: [Migration]
-
-    /// Loads the migrations shipped with the tool.
-    public init() throws {
-        guard let directory = LedgerSchema.migrationsDirectory else {
-            throw MigrationError("the Schema/migrations resource is missing from this build")
-        }
-        try self.init(directory: directory)
-    }
 
     /// Loads `NNNN_name.sql` files from `directory`.
     public init(directory: URL) throws {
@@ -125,5 +120,6 @@ extension Migrator {
 /// A migration that cannot be applied; the message names the file.
 public struct MigrationError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    init(_ description: String) { self.description = description }
+    /// Public so that whoever hands the migrations in (`Migrator.ledger()`) can say why it has none.
+    public init(_ description: String) { self.description = description }
 }

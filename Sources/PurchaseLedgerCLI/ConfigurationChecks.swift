@@ -111,7 +111,7 @@ struct ConfigurationChecks {
                 throw ConfigurationFailure(message: "\(name): cannot connect: \(error)")
             }
             do {
-                return (login, try await Migrator().pending(pool: pool))
+                return (login, try await Migrator.ledger().pending(pool: pool))
             } catch {
                 throw ConfigurationFailure(message: "\(name): cannot read the schema's migrations: \(error)")
             }

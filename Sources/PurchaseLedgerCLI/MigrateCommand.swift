@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventStore
+import LedgerStore
 import Logging
 
 struct MigrateCommand: AsyncParsableCommand {
@@ -11,7 +12,7 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.migrate")
         let report = try await database.withDatabase(logger: logger) { _, pool in
-            try await Migrator().migrate(pool: pool, logger: logger)
+            try await Migrator.ledger().migrate(pool: pool, logger: logger)
         }
         if report.applied.isEmpty {
             print("schema up to date (\(report.alreadyApplied) migrations applied before)")

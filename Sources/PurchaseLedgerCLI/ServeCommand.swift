@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw ConfigurationFailure(error)
             }
-            let pending = try await Migrator().pending(pool: adminPool)
+            let pending = try await Migrator.ledger().pending(pool: adminPool)
             guard pending.isEmpty else {
                 FileHandle.standardError.write(Data(
                     "error: the database lacks \(pending.count) migrations of this release (\(pending.joined(separator: ", "))): run `purchase-ledger migrate` first\n".utf8))

@@ -118,7 +118,7 @@ func migratedSchema(_ prefix: String, conninfo: String, logger: Logger) async th
     await admin.close()
     let schemaConninfo = try Conninfo.addingOptions("-c search_path=\(schema)", to: conninfo)
     let pool = ConnectionPool(conninfo: schemaConninfo, maxConnections: 2, logger: logger)
-    try await Migrator().migrate(pool: pool, logger: logger)
+    try await Migrator.ledger().migrate(pool: pool, logger: logger)
     return (schemaConninfo, pool)
 }
 

@@ -41,7 +41,7 @@ enum ReplayBench {
     }
 
     private static func grow(pool: ConnectionPool, to events: Int64, countries: Bool) async throws {
-        try await Migrator().migrate(pool: pool, logger: logger)
+        try await Migrator.ledger().migrate(pool: pool, logger: logger)
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         var head = try await log.store.headPosition()
         if head == 0 {

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStore
 import Logging
 import Postgres
 
@@ -18,7 +19,7 @@ enum StoreBench {
     static func appendRate(conninfo: String, callers: Int, seconds: Double) async throws {
         let logger = Logger(label: "bench.store")
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
-        try await Migrator().migrate(pool: pool, logger: logger)
+        try await Migrator.ledger().migrate(pool: pool, logger: logger)
         let store = EventStore(pool: pool, logger: logger)
         let rate = try await appends(store: store, callers: callers, seconds: seconds)
         let statistics = store.groupCommitStatistics
@@ -37,7 +38,7 @@ enum StoreBench {
     ) async throws {
         let logger = Logger(label: "bench.store")
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
-        try await Migrator().migrate(pool: pool, logger: logger)
+        try await Migrator.ledger().migrate(pool: pool, logger: logger)
         let store = EventStore(pool: pool, logger: logger)
 
         var one = ours1 ?? 0

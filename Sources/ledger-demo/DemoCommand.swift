@@ -44,7 +44,7 @@ struct DemoCommand: AsyncParsableCommand {
                 try await adminPool.withConnection { try $0.execute("CREATE SCHEMA \(identifier: schema)") }
             }
             let conninfo = used ? try Conninfo.addingOptions("-c search_path=\(schema)", to: adminConninfo) : adminConninfo
-            _ = try await withPool(conninfo, logger: logger) { pool in try await Migrator().migrate(pool: pool, logger: logger) }
+            _ = try await withPool(conninfo, logger: logger) { pool in try await Migrator.ledger().migrate(pool: pool, logger: logger) }
             print("ledger schema \(schema); catalog: 4 products (LEDGER_CATALOG)")
             // `Tools/demo --ha`: reads from the standby, as `serve` does with DATABASE_READ_URL.
             let read = try ProcessInfo.processInfo.environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }.map {

@@ -9,7 +9,7 @@ struct MigratorTests {
     @Test("migrating twice, and from several tasks at once, leaves one applied set")
     func idempotentMigrations() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            let migrator = try Migrator()
+            let migrator = try StoreFixture.migrator()
             let reports = try await withThrowingTaskGroup(of: Migrator.Report.self) { group in
                 for _ in 0..<4 {
                     group.addTask {
@@ -34,7 +34,7 @@ struct MigratorTests {
     @Test("an applied migration whose text changed is refused")
     func editedMigrationRefused() async throws {
         try await TestDatabase.withSchema { _, pool in
-            let migrator = try Migrator()
+            let migrator = try StoreFixture.migrator()
             try await migrator.migrate(pool: pool, logger: StoreFixture.logger)
             var edited = migrator.migrations
             edited[0].sql += "\n-- edited"

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerSchema
 import Logging
 import Postgres
 import TestSupport
@@ -12,9 +13,18 @@ struct StoreFixture {
 
     static let logger = Logger(label: "test.event-store")
 
+    /// The ledger's migrations, handed to the log's Migrator as LedgerStore and the CLI hand
+    /// them (`Migrator.ledger()`): the log's tests need its tables and roles, not the ledger.
+    static func migrator() throws -> Migrator {
+        guard let directory = LedgerSchema.migrationsDirectory else {
+            throw MigrationError("the Schema/migrations resource is missing from this build")
+        }
+        return try Migrator(directory: directory)
+    }
+
     static func with<T>(_ body: (StoreFixture) async throws -> T) async throws -> T {
         try await TestDatabase.withSchema { conninfo, pool in
-            try await Migrator().migrate(pool: pool, logger: logger)
+            try await migrator().migrate(pool: pool, logger: logger)
             let store = EventStore(pool: pool, logger: logger)
             return try await body(StoreFixture(conninfo: conninfo, pool: pool, store: store))
         }

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import LedgerStore
 import Postgres
 import Spawning
 import TestSupport
@@ -15,7 +16,7 @@ extension ResilienceTests {
     func terminatedUnderLoad() async throws {
         let count = 120
         try await TestDatabase.withSchema { conninfo, pool in
-            _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            _ = try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             try await ServedFixture.with(conninfo: conninfo) { fixture in
                 let port = try LoopbackPort.freeOutsideEphemeralRange()
                 let arguments = ["serve", "--address", "127.0.0.1:\(port)"]

@@ -96,7 +96,7 @@ struct LedgerHarness: Sendable {
     /// of a projection it starts from the first event).
     static func withMigratedSchema<T>(_ body: (ConnectionPool) async throws -> T) async throws -> T {
         try await TestDatabase.withSchema { _, pool in
-            try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             return try await body(pool)
         }
     }
@@ -154,7 +154,7 @@ struct LedgerHarness: Sendable {
     static let connectKeyId = "ASCKEY0001"
 
     private static func run<T>(_ settings: Settings, conninfo: String, pool: ConnectionPool, _ body: (LedgerHarness) async throws -> T) async throws -> T {
-        try await Migrator().migrate(pool: pool, logger: settings.logger)
+        try await Migrator.ledger().migrate(pool: pool, logger: settings.logger)
         var simulatorConfiguration = AppleSimulator.Configuration()
         simulatorConfiguration.sharedSecret = settings.sharedSecret
         if let start = settings.appleStart { simulatorConfiguration.start = start }

@@ -85,7 +85,7 @@ struct ProjectionGroupsTests {
     @Test("the server's runner finds its pages lost by a database crash (rows and checkpoints behind it) with nothing more appended, and applies them again, once")
     func lostPagesAppliedAgain() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             let store = EventStore(pool: pool, logger: TestDatabase.logger)
             let log = LedgerLog(store: store)
             let runner = ProjectionRunner(store: store, conninfo: conninfo, projections: [BalancesProjection()], logger: TestDatabase.logger)

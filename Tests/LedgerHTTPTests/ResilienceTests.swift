@@ -4,6 +4,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import LedgerStore
 import Postgres
 import Synchronization
 import TestSupport
@@ -23,7 +24,7 @@ struct ResilienceTests {
     func killedServer() async throws {
         let count = 150
         try await TestDatabase.withSchema { conninfo, pool in
-            _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            _ = try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             try await ServedFixture.with(conninfo: conninfo) { fixture in
                 let apple = fixture.apple
                 // Started again on this port after the kill: a port of the tests' own range, which

@@ -4,6 +4,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import LedgerStore
 import LedgerWebhooks
 import NIOCore
 import NIOHTTP1
@@ -29,7 +30,7 @@ struct WebhookChaosTests {
         .timeLimit(.minutes(10)))
     func chaos() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            _ = try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             let answers = FlakyAnswers()
             let flaky = WebhookReceiver(signer: try WebhookFlowTests.signer()) { answers.answer($0) }
             let steady = WebhookReceiver(signer: try WebhookFlowTests.signer()) { _ in 204 }
@@ -123,7 +124,7 @@ struct WebhookChaosTests {
     @Test("two servers on one database deliver each message once per attempt", .timeLimit(.minutes(5)))
     func twoServers() async throws {
         try await TestDatabase.withSchema { conninfo, pool in
-            _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            _ = try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             let backend = WebhookReceiver(signer: try WebhookFlowTests.signer()) { _ in 204 }
             let receivers = ["backend": backend]
             try await WebhookProcessRig.with(conninfo: conninfo, receivers: [("backend", backend, 0)]) { rig in

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStore
 import LedgerWebhooks
 import Postgres
 import TestSupport
@@ -12,7 +13,7 @@ struct WebhookRedeliveryTests {
     @Test("the range up to the endpoint's position is queued; a message already waiting hours for its retry becomes due now, its attempts kept")
     func queue() async throws {
         try await TestDatabase.withSchema { _, pool in
-            _ = try await Migrator().migrate(pool: pool, logger: TestDatabase.logger)
+            _ = try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
             let (attempts, dueAfter, fresh, queued) = try await pool.withConnection { connection -> (Int32, Bool, Int32?, Int) in
                 _ = try connection.execute("INSERT INTO webhook_endpoints (name, url, position) VALUES ('backend', 'http://127.0.0.1:9/webhooks', 10)")
                 for position: Int64 in [5, 6, 12] {
