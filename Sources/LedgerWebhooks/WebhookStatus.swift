@@ -1,4 +1,5 @@
 import Foundation
+import LedgerStore
 import Postgres
 
 /// Where one endpoint stands: what `webhooks status`, `/metrics` and the console show.
@@ -69,13 +70,12 @@ public enum WebhookStatus {
                 lastDeliveredAtMs: try row.decode(9), oldestWaitingAtMs: nil, leaseOwner: try row.decode(10)))
             oldest.append(try row.decode(11))
         }
-        // The oldest waiting message's time is its ledger event's.
+        // The oldest waiting message's time is its ledger event's, read from the log by its
+        // owner (LedgerStore): this module reads the log only through the projection.
+        let recorded = try LedgerReads.recordedAtMs(of: oldest.compactMap { $0 }, on: connection)
         for index in statuses.indices {
             guard let position = oldest[index] else { continue }
-            let rows = try connection.query("""
-                SELECT (extract(epoch FROM recorded_at) * 1000)::bigint FROM events WHERE position = \(position)
-                """)
-            statuses[index].oldestWaitingAtMs = try rows.first?.decode(0)
+            statuses[index].oldestWaitingAtMs = recorded[position]
         }
         return statuses
     }

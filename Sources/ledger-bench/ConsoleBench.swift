@@ -9,6 +9,7 @@ import LedgerHTTP
 import LedgerProjections
 import LedgerQueries
 import LedgerService
+import LedgerStore
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -32,12 +33,11 @@ enum ConsoleBench {
         logger.logLevel = .error
         // The projections are brought to the head first, as a server that has been running would be.
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
-        let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
+        let store = EventStore(pool: pool, logger: logger)
+        let runner = ProjectionRunner(store: store, conninfo: conninfo, pageSize: 2_000, logger: logger)
         try await runner.catchUp()
-        let (events, purchases): (Int64, Int64) = try await pool.withConnection {
-            (try $0.query("SELECT max(position) FROM events")[0].decode(0),
-             try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0))
-        }
+        let events = try await store.headPosition()
+        let purchases = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
         await pool.close()
         // "Now" is just after the last purchase of the grown log, so subscriptions are a mix of
         // active, expired and renewed.

@@ -40,9 +40,7 @@ enum FlowBench {
             try await submit(purchase, to: server.baseURL, client: client)
         }
         try await client.shutdown()
-        let delivered: Int64 = try await pool.withConnection {
-            try $0.query("SELECT count(*) FROM events WHERE event_type = 'PurchaseDelivered'")[0].decode(0)
-        }
+        let delivered = try await LedgerReads(pool: pool).eventCount(ofType: "PurchaseDelivered")
         try await server.stop()
         try await apple.stop()
         await pool.close()

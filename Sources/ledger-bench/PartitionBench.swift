@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import LedgerProjections
 import LedgerService
+import LedgerStore
 import Logging
 import Postgres
 
@@ -16,15 +17,9 @@ enum PartitionBench {
         logger.logLevel = .error
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 10, logger: logger)
         let store = EventStore(pool: pool, logger: logger)
-        let events: Int64 = try await pool.withConnection { try $0.query("SELECT max(position) FROM events")[0].decode(0) }
-        let sizes: [String] = try await pool.withConnection { connection in
-            try ["events", "documents"].map { table in
-                let row = try connection.query("""
-                    SELECT pg_table_size(\(table)::regclass), pg_indexes_size(\(table)::regclass), (SELECT count(*) FROM \(identifier: table))
-                    """)[0]
-                let heap: Int64 = try row.decode(0), indexes: Int64 = try row.decode(1), rows: Int64 = try row.decode(2)
-                return "\(table): \(rows) rows, heap \(heap >> 20) MB, indexes \(indexes >> 20) MB"
-            }
+        let events = try await store.headPosition()
+        let sizes = try await LedgerReads(pool: pool).logTableSizes().map { size in
+            "\(size.table): \(size.rows) rows, heap \(size.heapBytes >> 20) MB, indexes \(size.indexBytes >> 20) MB"
         }
         // Appends first, while the caches hold what a live server's would.
         let rate = try await StoreBench.appends(store: store, callers: 8, seconds: appendSeconds, type: "BenchAppended")

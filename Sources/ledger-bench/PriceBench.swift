@@ -25,12 +25,11 @@ enum PriceBench {
         var logger = Logger(label: "bench.price")
         logger.logLevel = .error
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger)
-        let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
+        let store = EventStore(pool: pool, logger: logger)
+        let runner = ProjectionRunner(store: store, conninfo: conninfo, pageSize: 2_000, logger: logger)
         try await runner.catchUp()
-        let (events, purchases): (Int64, Int64) = try await pool.withConnection {
-            (try $0.query("SELECT max(position) FROM events")[0].decode(0),
-             try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0))
-        }
+        let events = try await store.headPosition()
+        let purchases = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
 
         // Apple's clock starts just after the grown log's last purchase; the ledger's follows it,
         // so a refresh is dated after every sale and the first one prices them all.

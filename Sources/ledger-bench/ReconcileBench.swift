@@ -47,7 +47,7 @@ enum ReconcileBench {
             return (try await LedgerServer(configuration: server, logger: logger).start(), pool)
         }
         func recorded(_ pool: ConnectionPool) async throws -> Int64 {
-            try await pool.withConnection { try $0.query("SELECT count(*) FROM events WHERE event_type = 'AppleNotificationReceived'")[0].decode(0) }
+            try await LedgerReads(pool: pool).eventCount(ofType: "AppleNotificationReceived")
         }
 
         // Recovered by one reconciliation.

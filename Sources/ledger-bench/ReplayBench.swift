@@ -48,9 +48,7 @@ enum ReplayBench {
             _ = try await CatalogStore().load(Data(catalog.utf8), into: log, metadata: RequestMetadata(actor: "bench"))
             head = 1
         }
-        var purchase: Int64 = try await pool.withConnection {
-            try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0)
-        }
+        var purchase = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
         while head < events {
             let batch = (0..<1_000).flatMap { offset in appends(for: purchase + Int64(offset), countries: countries) }
             purchase += 1_000
@@ -145,7 +143,7 @@ enum ReplayBench {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: logger)
         let (rows, copySeconds) = try await pool.withConnection { connection -> (Int, Double) in
             let started = ContinuousClock.now
-            let rows = try connection.copyOut("COPY (SELECT * FROM events ORDER BY position) TO STDOUT") { _ in }
+            let rows = try EventStore.copyOutWholeLog(on: connection)
             return (rows, (ContinuousClock.now - started).seconds)
         }
         var events: Int64 = 0, peak = 0.0
@@ -215,9 +213,7 @@ enum ReplayBench {
         let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
         try await runner.catchUp()
         let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: .fixed(0))
-        let purchases: Int64 = try await pool.withConnection {
-            try $0.query("SELECT count(*) FROM events WHERE event_type = 'OrderCreated'")[0].decode(0)
-        }
+        let purchases = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
         var generator = SystemRandomNumberGenerator()
         var latencies: [Double] = [], byUser: [Double] = [], byTransaction: [Double] = [], userRows: [Double] = []
         for index in 0..<count {

@@ -138,10 +138,7 @@ enum StoreBench {
     static func copyInCeiling(pool: ConnectionPool, rows: Int) async throws -> Double {
         let text = String(decoding: payload.bytes, as: UTF8.self)
         return try await pool.withConnection { connection in
-            try connection.executeScript(unsafeSQL: """
-                DROP TABLE IF EXISTS ceiling_copy;
-                CREATE TABLE ceiling_copy (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
-                """)
+            try EventStore.createUntriggeredShape(named: "ceiling_copy", on: connection)
             let start = ContinuousClock.now
             let zero = "\\x" + String(repeating: "00", count: 32)
             _ = try connection.copyIn("""
@@ -162,7 +159,7 @@ enum StoreBench {
     static func copyOutCeiling(pool: ConnectionPool) async throws -> Double {
         try await pool.withConnection { connection in
             let start = ContinuousClock.now
-            let rows = try connection.copyOut("COPY (SELECT * FROM events ORDER BY position) TO STDOUT") { _ in }
+            let rows = try EventStore.copyOutWholeLog(on: connection)
             return Double(rows) / (ContinuousClock.now - start).seconds
         }
     }
@@ -182,10 +179,8 @@ extension StoreBench {
         while position < total {
             let after = position
             position = try await pool.withConnection { connection in
-                let rows = try connection.query("""
-                    SELECT \(unsafeRaw: RecordedEvent.columnList()) FROM events WHERE position > \(after)
-                    ORDER BY position LIMIT 5000
-                    """, resultFormat: .binary)
+                // The statement read-all runs, without its decoding.
+                let rows = try connection.query(store.eventsStatement(after: after, limit: 5000), resultFormat: .binary)
                 return try rows[rows.count - 1].decode(0)
             }
         }

@@ -6,6 +6,7 @@ import Foundation
 import LedgerHTTP
 import LedgerProjections
 import LedgerService
+import LedgerStore
 import LedgerWebhooks
 import Logging
 import NIOCore
@@ -24,9 +25,9 @@ enum WebhookBench {
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 4, logger: logger)
         let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, pageSize: 2_000, logger: logger)
         try await runner.catchUp(verifyingChain: false)
-        let (events, messages): (Int64, Int64) = try await pool.withConnection {
-            (try $0.query("SELECT max(position) FROM events")[0].decode(0),
-             try $0.query("SELECT count(*) FROM projection_webhook_events")[0].decode(0))
+        let events = try await EventStore(pool: pool, logger: logger).headPosition()
+        let messages: Int64 = try await pool.withConnection {
+            try $0.query("SELECT count(*) FROM projection_webhook_events")[0].decode(0)
         }
         print("log: \(events) events, \(messages) webhook messages")
 
@@ -81,13 +82,7 @@ enum WebhookBench {
             try await waitForBacklog(pool: pool, within: .seconds(120))
             let fresh = Array(receiver.arrivals[before...]).filter { (200..<300).contains($0.status) }
             let positions = fresh.compactMap { $0.data["position"] as? Int }.map(Int64.init)
-            let committed: [Int64: Int64] = try await pool.withConnection { connection in
-                var map: [Int64: Int64] = [:]
-                for row in try connection.query("""
-                    SELECT position, (extract(epoch FROM recorded_at) * 1000)::bigint FROM events WHERE position = ANY(\(PostgresArray(positions.map { Optional($0) })))
-                    """) { map[try row.decode(0)] = try row.decode(1) }
-                return map
-            }
+            let committed = try await pool.withConnection { try LedgerReads.recordedAtMs(of: positions, on: $0) }
             let lags = fresh.compactMap { arrival -> Double? in
                 guard let position = arrival.data["position"] as? Int, let at = committed[Int64(position)], let received = arrival.receivedAtMs else { return nil }
                 return Double(received - at)
