@@ -298,7 +298,7 @@ let package = Package(
         .executableTarget(
             name: "apple-simulator",
             dependencies: [
-                "AppleSimulator",
+                "AppleSimulator", "AppStoreClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -18,7 +18,7 @@ extension AppleSimulator {
     /// id that is not a number is 400 4000006; unknown or of another app 404 4040010.
     func serverAPIFinishTransaction(_ transactionId: String) throws {
         let bundleId = serverAPIBundleId
-        let receivedAt = Date()
+        let receivedAt = machineNow
         try core.withLock { core in
             let transaction = try core.state.customer(owning: transactionId, bundleId: bundleId).transaction
             try core.state.finish(transaction.transactionId)

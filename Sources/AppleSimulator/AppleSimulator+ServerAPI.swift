@@ -146,7 +146,7 @@ extension AppleSimulator {
     /// Send Consumption Information (v2): checks the body as Apple does and records it.
     func serverAPISendConsumption(_ transactionId: String, body: Data) throws {
         let bundleId = serverAPIBundleId
-        let receivedAt = Date()
+        let receivedAt = machineNow
         try core.withLock { core in
             let transaction = try core.state.customer(owning: transactionId, bundleId: bundleId).transaction
             let information = try ConsumptionInformation(

@@ -41,11 +41,12 @@ public final class AppleSimulator: Sendable {
     let connectAPIVerifier: ConnectAPITokenVerifier?
 
     /// Creates a simulator with an empty store, its clock at `configuration.start`, and a fresh CA.
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "AppleSimulator")) throws {
+    public init(configuration: Configuration, logger: Logger = Logger(label: "AppleSimulator")) throws {
         self.configuration = configuration
         self.logger = logger
+        let machineNow = Date(timeIntervalSince1970: Double(configuration.machineClock()) / 1000)
         self.certificateAuthority = try SimulatorCertificateAuthority(
-            validFrom: min(configuration.start, Date()), validUntil: max(configuration.start, Date()))
+            validFrom: min(configuration.start, machineNow), validUntil: max(configuration.start, machineNow))
         self.serverAPIVerifier = try configuration.serverAPI.map { try ServerAPITokenVerifier($0) }
         self.connectAPIVerifier = try configuration.connectPublicKeyPEM.map {
             try ConnectAPITokenVerifier(
@@ -66,6 +67,10 @@ public final class AppleSimulator: Sendable {
 
     /// The simulated now.
     public var now: Date { Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000) }
+
+    /// The machine's now (`configuration.machineClock`), for what follows real time: token
+    /// lifetimes and when a Server API call arrived.
+    var machineNow: Date { Date(timeIntervalSince1970: Double(configuration.machineClock()) / 1000) }
 
     var verifySettings: VerifyReceiptSettings {
         VerifyReceiptSettings(

@@ -1,3 +1,4 @@
+import AppStore
 import Crypto
 import Foundation
 
@@ -15,8 +16,15 @@ extension AppleSimulator {
         public var sharedSecret: String?
         /// What the store sells.
         public var products: [SimulatedProduct] = SimulatedProduct.defaultCatalog
-        /// Where the simulated clock starts; default: the wall clock at start, in whole seconds.
-        public var start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        /// The machine's clock, handed in where the process is put together (`WallClock.system`,
+        /// as for the ledger; docs/design-notes.md, "One clock"): what must follow real time
+        /// whatever the simulated clock says. Server API and App Store Connect tokens are made by
+        /// a real client on real time; a Finish Transaction or Send Consumption call is recorded
+        /// with when it arrived; the certificate authority is valid from the earlier of it and
+        /// `start`; and `start` defaults to it.
+        public var machineClock: WallClock
+        /// Where the simulated clock starts; default: `machineClock` at `init`, in whole seconds.
+        public var start: Date
         /// Seed of every random choice (shuffles, failure fractions): same seed, same answers.
         public var seed: UInt64 = 1
         /// Added to where transaction and web order line item ids start, so a simulator meeting a
@@ -54,7 +62,11 @@ extension AppleSimulator {
         /// status call completes it.
         public var massExtensionIncompleteStatusCalls: Int = 2
 
-        public init() {}
+        /// Defaults fit for tests and the demo, the simulated clock starting at `machineClock`'s now.
+        public init(machineClock: WallClock) {
+            self.machineClock = machineClock
+            self.start = Date(timeIntervalSince1970: Double(machineClock() / 1000))
+        }
 
         /// The configuration the ledger's own variables imply (`docs/configuration.md`): `APPLE_BUNDLE_ID`,
         /// `APPLE_SHARED_SECRET`, plus `APPLE_SIMULATOR_NOTIFICATION_URL`,
@@ -64,8 +76,8 @@ extension AppleSimulator {
         /// `APPLE_PRIVATE_KEY`, the path of the `.p8` key) the Server API accepts the ledger's
         /// JWTs; the public key is derived from that file. Without them, or when the file cannot
         /// be read as a P-256 key, `serverAPI` stays nil and the Server API answers 401.
-        public init(environment: [String: String]) {
-            self.init()
+        public init(environment: [String: String], machineClock: WallClock) {
+            self.init(machineClock: machineClock)
             if let bundleId = environment["APPLE_BUNDLE_ID"], !bundleId.isEmpty { self.bundleId = bundleId }
             if let secret = environment["APPLE_SHARED_SECRET"], !secret.isEmpty { sharedSecret = secret }
             if let url = environment["APPLE_SIMULATOR_NOTIFICATION_URL"], !url.isEmpty { notificationURL = url }

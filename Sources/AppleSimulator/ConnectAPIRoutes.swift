@@ -36,7 +36,7 @@ struct ConnectAPIRoutes {
             return Self.error(.notAuthorized)
         }
         do {
-            try await verifier.verify(authorization: request.headers[.authorization], now: Date())
+            try await verifier.verify(authorization: request.headers[.authorization], now: simulator.machineNow)
         } catch {
             logger.debug("App Store Connect token refused", metadata: ["reason": "\(error)"])
             return Self.error(.notAuthorized)

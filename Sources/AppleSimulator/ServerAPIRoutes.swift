@@ -114,7 +114,7 @@ struct ServerAPIRoutes {
             return Response(status: .unauthorized)
         }
         do {
-            try await verifier.verify(authorization: request.headers[.authorization], now: Date())
+            try await verifier.verify(authorization: request.headers[.authorization], now: simulator.machineNow)
         } catch {
             logger.debug("Server API token refused", metadata: ["endpoint": "\(endpoint.rawValue)", "reason": "\(error)"])
             return Response(status: .unauthorized)

@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppleSimulator
 import ArgumentParser
 import Foundation
@@ -34,7 +35,7 @@ struct AppleSimulatorCommand: AsyncParsableCommand {
         }
         try await AppleSimulatorServer.run(
             address: address,
-            configuration: AppleSimulator.Configuration(environment: ProcessInfo.processInfo.environment),
+            configuration: AppleSimulator.Configuration(environment: ProcessInfo.processInfo.environment, machineClock: .system),
             rootCertificatePath: rootCertificatePath,
             logger: Logger(label: "apple-simulator"))
     }

@@ -76,7 +76,7 @@ enum FlowBench {
     /// The simulator and a ledger server on `conninfo` with the bench's catalog loaded: the
     /// setup of the flow and failover benches.
     static func startServers(conninfo: String, logger: Logger) async throws -> (RunningAppleSimulator, RunningLedgerServer) {
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: .init(machineClock: .system)), logger: logger).start()
         let server = try await LedgerServer(
             configuration: ServerConfiguration(
                 host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),

@@ -23,7 +23,7 @@ enum FlowFloorBench {
     static func run(clients: Int, seconds: Double) async throws -> String {
         var logger = Logger(label: "bench.flow-floor")
         logger.logLevel = .error
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: .init(machineClock: .system)), logger: logger).start()
         let appleClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let verifier = VerifyReceiptClient(
             configuration: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL), clock: .system,

@@ -34,7 +34,7 @@ enum PriceBench {
         // Apple's clock starts just after the grown log's last purchase; the ledger's follows it,
         // so a refresh is dated after every sale and the first one prices them all.
         let key = P256.Signing.PrivateKey()
-        var simulated = AppleSimulator.Configuration()
+        var simulated = AppleSimulator.Configuration(machineClock: .system)
         simulated.start = Date(timeIntervalSince1970: Double(1_767_225_600 + purchases * 60))
         simulated.connectPublicKeyPEM = key.publicKey.pemRepresentation
         simulated.connectKeyId = "BENCHKEY01"

@@ -24,7 +24,7 @@ enum ReconcileBench {
         var logger = Logger(label: "bench.reconcile")
         logger.logLevel = .error
         let key = P256.Signing.PrivateKey().pemRepresentation
-        var configuration = AppleSimulator.Configuration()
+        var configuration = AppleSimulator.Configuration(machineClock: .system)
         configuration.serverAPI = try ServerAPIAuthentication(privateKeyPEM: key, issuerId: "bench-issuer", keyId: "BENCHKEY01", bundleId: "com.example.app")
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: configuration), logger: logger).start()
         // No notification URL: every notification is made and never delivered, as in an outage.

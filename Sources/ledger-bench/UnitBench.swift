@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppleSimulator
 import AsyncHTTPClient
 import Foundation
@@ -67,7 +68,7 @@ enum UnitBench {
         logger.logLevel = .error
         let (schemaConninfo, pool) = try await migratedSchema("unit", conninfo: conninfo, logger: logger)
         await pool.close()
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(), logger: logger).start()
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: .init(machineClock: .system)), logger: logger).start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unit-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

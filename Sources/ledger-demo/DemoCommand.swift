@@ -71,7 +71,7 @@ struct DemoCommand: AsyncParsableCommand {
         let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(UUID().uuidString).json")
         try Data(DemoScript.catalog.utf8).write(to: catalogFile)
         defer { try? FileManager.default.removeItem(at: catalogFile) }
-        var appleConfiguration = AppleSimulator.Configuration()
+        var appleConfiguration = AppleSimulator.Configuration(machineClock: .system)
         appleConfiguration.bundleId = DemoScript.bundleId
         // A key pair of the demo's own: the simulator checks every Server API token against it.
         let key = P256.Signing.PrivateKey().pemRepresentation

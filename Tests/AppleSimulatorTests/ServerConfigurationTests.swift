@@ -1,3 +1,4 @@
+import AppStore
 import AppleSimulator
 import Foundation
 import Testing
@@ -24,13 +25,13 @@ struct ServerConfigurationTests {
             "APPLE_BUNDLE_ID": "com.acme.game", "APPLE_SHARED_SECRET": "abc",
             "APPLE_SIMULATOR_NOTIFICATION_URL": "http://127.0.0.1:8080/v1/notifications/apple",
             "APPLE_SIMULATOR_NOTIFICATION_VERSIONS": "v1, v2", "APPLE_SIMULATOR_SEED": "99",
-        ])
+        ], machineClock: .fixed(0))
         #expect(configuration.bundleId == "com.acme.game")
         #expect(configuration.sharedSecret == "abc")
         #expect(configuration.notificationURL == "http://127.0.0.1:8080/v1/notifications/apple")
         #expect(configuration.notificationVersions == [.v1, .v2])
         #expect(configuration.seed == 99)
-        let defaults = AppleSimulator.Configuration(environment: [:])
+        let defaults = AppleSimulator.Configuration(environment: [:], machineClock: .fixed(0))
         #expect(defaults.sharedSecret == nil)
         #expect(defaults.notificationVersions == [.v2])
     }

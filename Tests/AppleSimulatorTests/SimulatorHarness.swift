@@ -21,7 +21,7 @@ enum SimulatorHarness {
     static func configuration(
         sharedSecret: String? = nil, seed: UInt64 = 7, notificationVersions: Set<NotificationVersion> = [.v1, .v2]
     ) -> AppleSimulator.Configuration {
-        var configuration = AppleSimulator.Configuration()
+        var configuration = AppleSimulator.Configuration(machineClock: .system)
         configuration.start = Date(timeIntervalSince1970: Double(startMs) / 1000)
         configuration.sharedSecret = sharedSecret
         configuration.seed = seed

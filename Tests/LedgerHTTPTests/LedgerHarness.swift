@@ -155,7 +155,7 @@ struct LedgerHarness: Sendable {
 
     private static func run<T>(_ settings: Settings, conninfo: String, pool: ConnectionPool, _ body: (LedgerHarness) async throws -> T) async throws -> T {
         try await Migrator.ledger().migrate(pool: pool, logger: settings.logger)
-        var simulatorConfiguration = AppleSimulator.Configuration()
+        var simulatorConfiguration = AppleSimulator.Configuration(machineClock: .system)
         simulatorConfiguration.sharedSecret = settings.sharedSecret
         if let start = settings.appleStart { simulatorConfiguration.start = start }
         simulatorConfiguration.taxChanges = settings.taxChanges

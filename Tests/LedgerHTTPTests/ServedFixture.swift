@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppleSimulator
 import Foundation
 #if canImport(Glibc)
@@ -26,7 +27,7 @@ final class ServedFixture: Sendable {
     /// Runs `body` with a simulator and `serve`'s environment on `conninfo`, then ends what it
     /// started; on an error, kills the servers and records their output before rethrowing.
     static func with(
-        conninfo: String, simulator configuration: AppleSimulator.Configuration = AppleSimulator.Configuration(),
+        conninfo: String, simulator configuration: AppleSimulator.Configuration = AppleSimulator.Configuration(machineClock: .system),
         _ body: (ServedFixture) async throws -> Void
     ) async throws {
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: configuration)).start()

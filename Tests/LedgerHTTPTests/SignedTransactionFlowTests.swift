@@ -1,4 +1,5 @@
 import AppStore
+import AppStoreClient
 import AppleSimulator
 import Foundation
 import Ledger
@@ -53,7 +54,7 @@ struct SignedTransactionFlowTests {
     func untrusted() async throws {
         try await LedgerHarness.with { ledger in
             // A second simulator has a CA of its own.
-            let other = try AppleSimulator(configuration: AppleSimulator.Configuration())
+            let other = try AppleSimulator(configuration: AppleSimulator.Configuration(machineClock: .system))
             let purchase = try await other.purchase(appleId: "apple-9", productId: "com.example.coins100", environment: .production)
             let answer = try await ledger.post("/v1/transactions", ["user_id": "u1", "signed_transaction": purchase.signedTransaction])
             #expect(answer.status == 422)

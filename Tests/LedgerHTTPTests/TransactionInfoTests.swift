@@ -128,7 +128,7 @@ struct TransactionInfoTests {
             #expect(try await ledger.submit(user: "u-unknown", purchase: purchase).outcome == "delivered")
             // Another Apple, with the same credentials, that never sold it: 404 4040010.
             let pem = try #require(ledger.serverAPIKeyPEM)
-            var configuration = AppleSimulator.Configuration()
+            var configuration = AppleSimulator.Configuration(machineClock: .system)
             configuration.serverAPI = try ServerAPIAuthentication(
                 privateKeyPEM: pem, issuerId: LedgerHarness.issuerId, keyId: LedgerHarness.keyId, bundleId: LedgerHarness.bundleId)
             let stranger = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: configuration)).start()

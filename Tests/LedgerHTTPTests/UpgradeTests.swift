@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppleSimulator
 import EventStore
 import Foundation
@@ -54,7 +55,7 @@ struct UpgradeTests {
             }
 
             // Ids past the demo's: its simulator counted from the same start.
-            var simulated = AppleSimulator.Configuration()
+            var simulated = AppleSimulator.Configuration(machineClock: .system)
             simulated.idOffset = 50_000_000
             try await ServedFixture.with(conninfo: conninfo, simulator: simulated) { fixture in
                 var servers: [LedgerProcess] = []

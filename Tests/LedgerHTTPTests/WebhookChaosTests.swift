@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppleSimulator
 import EventStore
 import Foundation
@@ -568,7 +569,7 @@ final class WebhookProcessRig {
         conninfo: String, receivers: [(name: String, receiver: WebhookReceiver, port: Int)], gates: [String: WebhookChaosGate] = [:],
         _ body: (WebhookProcessRig) async throws -> Void
     ) async throws {
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration())).start()
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration(machineClock: .system))).start()
         let rig = WebhookProcessRig(apple: apple)
         do {
             try await rig.prepare(conninfo: conninfo, receivers: receivers, gates: gates)

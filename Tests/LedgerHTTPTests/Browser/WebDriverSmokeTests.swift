@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppleSimulator
 import Foundation
 import Testing
@@ -112,7 +113,7 @@ struct WebDriverSmokeTests {
     func cookiesAndQuit() async throws {
         try await Self.withFolder { folder in
             // Any real HTTP origin will do: the Apple simulator's, which needs no database.
-            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration())).start()
+            let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: AppleSimulator.Configuration(machineClock: .system))).start()
             let browser: Browser
             do {
                 browser = try await Browser.start(downloadDirectory: folder.appendingPathComponent("downloads").path)
