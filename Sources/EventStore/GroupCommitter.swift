@@ -121,6 +121,9 @@ final class GroupCommitter: Sendable {
     private func nextBatch(expecting lastBatchSize: Int) -> [Pending] {
         queue.condition.lock()
         defer { queue.condition.unlock() }
+        // NSCondition waits only until a Date, so these deadlines are wall-clock ones: a few
+        // milliseconds of pacing, never a time recorded or decided by (the one exception to
+        // "one clock" the architecture test allows, by name).
         let idleDeadline = Date(timeIntervalSinceNow: Self.idleWait)
         while queue.pending.isEmpty {
             if !queue.condition.wait(until: idleDeadline) && queue.pending.isEmpty { return [] }
