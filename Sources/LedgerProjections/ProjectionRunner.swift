@@ -31,12 +31,23 @@ public final class ProjectionRunner: Sendable {
         var applied: Int64 = -1
         /// Reads waiting for `applied` to reach a position, resumed by `advance(to:)` (true) or
         /// by their time-out (false): a read waits on the runner's progress, never on a timer.
-        var waiters: [UInt64: (position: Int64, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var waiters: [UInt64: (position: Int64, urgent: Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
         var nextWaiter: UInt64 = 0
+        /// The runner gathering appends between passes (`gather(for:)`), woken early by a read.
+        var gathering: CheckedContinuation<Void, Never>?
     }
 
-    public convenience init(store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500, logger: Logger) {
-        self.init(store: store, conninfo: conninfo, groups: [projections], pageSize: pageSize, logger: logger)
+    /// How long the runner lets appends gather after a page that was not full, when no read
+    /// waits for it: each pass costs some twenty statements whatever its size, and under load
+    /// back-to-back passes carried two or three receipts each (docs/benchmarks.md, "A receipt's
+    /// CPU"). A read that must wait ends the gathering at once.
+    let gatherWait: Duration
+
+    public convenience init(
+        store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500,
+        gatherWait: Duration = .milliseconds(5), logger: Logger
+    ) {
+        self.init(store: store, conninfo: conninfo, groups: [projections], pageSize: pageSize, gatherWait: gatherWait, logger: logger)
     }
 
     /// A runner whose `groups` of projections write each page concurrently, on connections of
@@ -44,8 +55,12 @@ public final class ProjectionRunner: Sendable {
     /// Each group's transaction locks that group only: such a runner must be the only one on
     /// its schema (a rebuild's shadow schema), since a runner of all projections would not
     /// wait for it.
-    init(store: EventStore, conninfo: String, groups: [[any Projection]], pageSize: Int, copyingRows: Bool = false, logger: Logger) {
+    init(
+        store: EventStore, conninfo: String, groups: [[any Projection]], pageSize: Int, copyingRows: Bool = false,
+        gatherWait: Duration = .zero, logger: Logger
+    ) {
         self.store = store
+        self.gatherWait = gatherWait
         self.conninfo = conninfo
         self.projections = groups.flatMap { $0 }
         self.groups = groups.filter { !$0.isEmpty }
@@ -83,8 +98,10 @@ public final class ProjectionRunner: Sendable {
                     try await listener.prepare()
                     prepared = true
                 }
-                if try await !applyNextPage() {
-                    try await listener.wait(timeout: .seconds(1))
+                switch try await applyNextPage() {
+                case .none: try await listener.wait(timeout: .seconds(1))
+                case .some: await gather(for: gatherWait)
+                case .full: break
                 }
             } catch is CancellationError {
                 break
@@ -226,7 +243,7 @@ public final class ProjectionRunner: Sendable {
     /// as soon as a page it applied (or skipped, another server's runner having applied it)
     /// reaches `position`: no sleep, no query, however many reads wait.
     public func waitUntilApplied(_ position: Int64, timeout: Duration) async throws {
-        if await waitForProgress(to: position, timeout: timeout) { return }
+        if await waitForProgress(to: position, timeout: timeout, urgent: true) { return }
         try Task.checkCancellation()
         // This process's runner may be stopped or not running (a command that reads without
         // serving): the stored checkpoints are the last word, asked once.
@@ -238,7 +255,9 @@ public final class ProjectionRunner: Sendable {
     /// nothing more: for a task that only wants waking when the projections move (the chain
     /// check, webhook delivery, the event feed's long poll), where the stored checkpoints
     /// `waitUntilApplied` asks on its time-out would be a query per idle wait for nothing.
-    public func waitForProgress(to position: Int64, timeout: Duration) async -> Bool {
+    ///
+    /// `urgent`: a read waits (`waitUntilApplied`), so the runner must not gather appends first.
+    public func waitForProgress(to position: Int64, timeout: Duration, urgent: Bool = false) async -> Bool {
         if state.withLock({ $0.applied >= position }) { return true }
         let id = state.withLock { state -> UInt64 in
             defer { state.nextWaiter &+= 1 }
@@ -251,11 +270,12 @@ public final class ProjectionRunner: Sendable {
         defer { expiry.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.applied >= position || Task.isCancelled { return true }
-                    state.waiters[id] = (position, continuation)
-                    return false
+                let (resumeNow, gathering) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                    if state.applied >= position || Task.isCancelled { return (true, nil) }
+                    state.waiters[id] = (position, urgent, continuation)
+                    return (false, urgent ? state.gathering.take() : nil)
                 }
+                gathering?.resume()
                 if resumeNow { continuation.resume(returning: state.withLock { $0.applied >= position }) }
             }
         } onCancel: {
@@ -306,14 +326,51 @@ public final class ProjectionRunner: Sendable {
         }
     }
 
-    /// Applies the next page of events; returns whether to go on at once (a page was applied,
-    /// or must be read again from the stored checkpoints) rather than wait for an append.
-    func applyNextPage() async throws -> Bool {
+    /// What a pass found: nothing to apply (wait for an append), some events, or a full page
+    /// (or a page to read again from the stored checkpoints): go on at once.
+    enum Pass { case none, some, full }
+
+    /// Applies the next page of events.
+    func applyNextPage() async throws -> Pass {
         let start = try await readStart()
-        guard groups.count == 1, !copyingRows else { return try await apply(try await decodedPage(after: start), readAfter: start) > 0 }
-        let (count, reached) = try await applyTail(after: start)
-        settle(reached: reached, readAfter: start)
-        return count > 0 || reached == nil
+        let count: Int
+        if groups.count == 1, !copyingRows {
+            let (applied, reached) = try await applyTail(after: start)
+            settle(reached: reached, readAfter: start)
+            if reached == nil { return .full }
+            count = applied
+        } else {
+            count = try await apply(try await decodedPage(after: start), readAfter: start)
+        }
+        return count == 0 ? .none : count >= pageSize ? .full : .some
+    }
+
+    /// Waits up to `wait` for more appends to gather before the next pass, unless a read is
+    /// waiting for the projections or starts to (`waitUntilApplied`), which ends it at once.
+    func gather(for wait: Duration) async {
+        guard wait > .zero else { return }
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try? await Task.sleep(for: wait) }
+            tasks.addTask { await self.untilAReadWaits() }
+            await tasks.next()
+            tasks.cancelAll()
+        }
+    }
+
+    /// Returns once a read waits for the projections (at once if one does), or when cancelled.
+    private func untilAReadWaits() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if Task.isCancelled || state.waiters.values.contains(where: \.urgent) { return true }
+                    state.gathering = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.gathering.take() }?.resume()
+        }
     }
 
     /// The server's pass over the log's tail: the page is read inside the transaction that
