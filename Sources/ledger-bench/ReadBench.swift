@@ -25,7 +25,10 @@ enum ReadBench {
         let (apple, server) = try await FlowBench.startServers(conninfo: schemaConninfo, logger: logger)
         let count = Int((seconds + 1) * 1_500)
         let purchases = try await FlowBench.prepare(count: count, server: server, simulator: apple.simulator)
-        let (writes, reads) = (Array(purchases.dropLast(400)), Array(purchases.suffix(400)))
+        // The reader's own purchases: enough for a round of a read every 25 ms (a quarter of
+        // them each kind), so that a p99 rests on more than a hundred reads.
+        let readerCount = max(400, Int(seconds * 40))
+        let (writes, reads) = (Array(purchases.dropLast(readerCount)), Array(purchases.suffix(readerCount)))
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let base = server.baseURL
 

@@ -31,6 +31,7 @@ extension HASet.ReadReplicaTests {
                 }
                 // A read given its own receipt's position waits for the standby's projections to
                 // hold that receipt, checked on the standby itself, not for the primary's head.
+                let beforePositionReads = replica.served
                 for index in 5..<8 {
                     let user = "rr-u\(index)"
                     let (_, purchase) = try await ledger.orderAndBuy(user: user, product: "com.example.coins100", appleId: "apple-rr-\(index)")
@@ -40,13 +41,15 @@ extension HASet.ReadReplicaTests {
                     #expect(read.status == 200)
                     #expect((read.json["balances"] as? [String: Any])?["coins"] as? Int == 100, "read-after-position through the standby")
                 }
+                #expect(replica.served.replica + replica.served.primary == beforePositionReads.replica + beforePositionReads.primary + 3)
+                #expect(replica.served.replica > beforePositionReads.replica, "the standby served reads by position (\(replica.served))")
                 let fromStandby = replica.served.replica
                 #expect(fromStandby >= 1, "reads were served by the standby (\(replica.served))")
 
                 let day = RevenueDay.of(ledger.simulator.nowMilliseconds)
                 let report = try await ledger.get("/v1/reports/revenue?from=\(day)&to=\(day)", token: LedgerHarness.financeToken)
                 #expect(report.status == 200)
-                #expect(((report.json["totals"] as? [[String: Any]])?.first?["purchases"] as? Int) == 5)
+                #expect(((report.json["totals"] as? [[String: Any]])?.first?["purchases"] as? Int) == 8, "the 5 read by the head and the 3 by position")
                 let dispute = try await ledger.get("/v1/timelines/users/rr-u0", token: LedgerHarness.supportToken)
                 #expect(dispute.status == 200)
                 #expect(((dispute.json["chain"] as? [String: Any])?["verified"] as? Bool) == true)
