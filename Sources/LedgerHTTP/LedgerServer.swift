@@ -109,6 +109,11 @@ public struct LedgerServer: Sendable {
         clientConfiguration.timeout.connect = .seconds(5)
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let metrics = LedgerMetrics()
+        if configuration.appAppleId == nil {
+            // Apple's own verifier refuses to run in production without it; ours then checks the
+            // bundle id and environment only (docs/design-notes.md, Apple's library evaluated).
+            logger.warning("APPLE_APP_APPLE_ID is not set: production signed notifications are not checked against the app's Apple id")
+        }
         var serverAPI: ServerAPIClient?
         if let api = configuration.serverAPI {
             do {
