@@ -1,8 +1,9 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Dependencies point inward (docs/architecture.md §2): Postgres knows only libpq, EventStore only
-// Postgres, AppStore only Apple's formats; the executable is a thin shell over PurchaseLedgerCLI.
+// Dependencies point inward (docs/architecture.md §2): Primitives knows nothing of ours, Postgres
+// only libpq and Primitives, EventStore only Postgres, AppStore only Apple's formats (over
+// Primitives); the executable is a thin shell over PurchaseLedgerCLI.
 // Every target of ours builds with warnings as errors: a fresh build has none, and CI fails on a
 // new one (SE-0480; packages we depend on are not affected).
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
@@ -15,6 +16,7 @@ let package = Package(
         // Development executables: never in the release package.
         .executable(name: "apple-simulator", targets: ["apple-simulator"]),
         .executable(name: "ledger-demo", targets: ["ledger-demo"]),
+        .library(name: "Primitives", targets: ["Primitives"]),
         .library(name: "Postgres", targets: ["Postgres"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "AppStore", targets: ["AppStore"]),
@@ -56,10 +58,16 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // The values and pure functions every layer shares, the driver's included: the wall clock's
+        // type and milliseconds (not its reading: `WallClock.system` stays in AppStoreClient, out of
+        // reach of the pure modules), constant-time compare, base64url, the one civil calendar
+        // (UTCDays), the ISO 4217 and 3166 tables and the JSON value. No module of ours, and of
+        // Foundation only its core (FoundationEssentials) for `Date`, `Data` and `JSONEncoder`.
+        .target(name: "Primitives", swiftSettings: strict),
         .target(
             name: "Postgres",
             dependencies: [
-                "CLibPQ",
+                "CLibPQ", "Primitives",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -94,12 +102,14 @@ let package = Package(
             resources: [.copy("migrations")],
             swiftSettings: strict
         ),
-        // Apple's formats: models, decoding, signed-data verification at a given time. No
-        // network, no clock, no files (time comes in as a WallClock, certificates as bytes): the
-        // domain (Ledger) depends on this alone, and the compiler keeps it so.
+        // Apple's formats: models, decoding, signed-data verification at a given time, and App
+        // Store Connect's sales and financial reports read exactly. No network, no clock, no files
+        // (time comes in as a WallClock, certificates and reports as bytes or text): the domain
+        // (Ledger) depends on this and Primitives alone, and the compiler keeps it so.
         .target(
             name: "AppStore",
             dependencies: [
+                "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -112,7 +122,7 @@ let package = Package(
         .target(
             name: "AppStoreClient",
             dependencies: [
-                "AppStore",
+                "AppStore", "Primitives",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -127,7 +137,7 @@ let package = Package(
         .target(
             name: "AppleSimulator",
             dependencies: [
-                "AppStore",
+                "AppStore", "Primitives",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -141,14 +151,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The domain, pure: events, decisions, projections as folds. No I/O.
-        .target(name: "Ledger", dependencies: ["AppStore"], swiftSettings: strict),
+        // The domain, pure: events, decisions, projections as folds, reports reconciled against
+        // the ledger's sales. No I/O.
+        .target(name: "Ledger", dependencies: ["AppStore", "Primitives"], swiftSettings: strict),
         // The ledger's log: typed appends, and every question the flow asks of `events` and
         // `documents` (LedgerReads). The only module above EventStore that writes SQL on them.
         .target(
             name: "LedgerStore",
             dependencies: [
-                "Ledger", "EventStore", "LedgerSchema", "Postgres", "AppStore",
+                "Ledger", "EventStore", "LedgerSchema", "Postgres", "AppStore", "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
@@ -159,7 +170,7 @@ let package = Package(
         .target(
             name: "LedgerProjections",
             dependencies: [
-                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore",
+                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "Primitives",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -169,7 +180,7 @@ let package = Package(
         .target(
             name: "LedgerQueries",
             dependencies: [
-                "LedgerProjections", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore",
+                "LedgerProjections", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "Primitives",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -179,7 +190,7 @@ let package = Package(
         .target(
             name: "LedgerService",
             dependencies: [
-                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -206,7 +217,7 @@ let package = Package(
         .target(
             name: "LedgerWebhooks",
             dependencies: [
-                "LedgerProjections", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore",
+                "LedgerProjections", "LedgerStore", "Ledger", "EventStore", "Postgres", "Primitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -224,7 +235,7 @@ let package = Package(
         .target(
             name: "LedgerConsole",
             dependencies: [
-                "LedgerQueries", "LedgerService", "LedgerWebhooks", "LedgerStore", "Ledger", "AppStore", "Postgres",
+                "LedgerQueries", "LedgerService", "LedgerWebhooks", "LedgerStore", "Ledger", "AppStore", "Postgres", "Primitives",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
@@ -239,7 +250,7 @@ let package = Package(
         .target(
             name: "LedgerHTTP",
             dependencies: [
-                "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -264,7 +275,7 @@ let package = Package(
         .target(
             name: "PurchaseLedgerCLI",
             dependencies: [
-                "CBuildInfo", "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP",
+                "CBuildInfo", "Postgres", "EmbeddedPostgres", "EventStore", "AppStore", "AppStoreClient", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP", "Primitives",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -277,7 +288,7 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerConsole", "LedgerHTTP", "Spawning",
+                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerConsole", "LedgerHTTP", "Spawning", "Primitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -310,7 +321,7 @@ let package = Package(
             name: "ledger-demo",
             dependencies: [
                 "PurchaseLedgerCLI", "AppleSimulator", "AppStore", "AppStoreClient", "EventStore", "Postgres", "Ledger", "LedgerStore",
-                "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP",
+                "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerHTTP", "Primitives",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -326,20 +337,21 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
+        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LedgerSchema", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "AppStoreClient", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")],
+            dependencies: ["AppStore", "AppStoreClient", "Primitives", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "AppleSimulatorTests",
-            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", "Primitives", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "Spawning", "Postgres", "EventStore"], swiftSettings: strict),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore"], swiftSettings: strict),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore", "Primitives"], swiftSettings: strict),
         // The rules above, held: reads Package.swift and the sources as text, so it depends on
         // no module of ours (Tests/ArchitectureTests).
         .testTarget(name: "ArchitectureTests", swiftSettings: strict),
@@ -351,7 +363,7 @@ let package = Package(
         .testTarget(
             name: "LedgerHTTPTests",
             dependencies: [
-                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres",
+                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres", "Primitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

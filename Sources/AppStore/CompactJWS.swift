@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// A JWS in compact serialization (`header.payload.signature`, base64url), split and decoded but
 /// not yet verified. Nothing here is trusted until `SignedDataVerifier` checks it.

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// A coding key for any string, so a type can walk every key of an object once, decode what it
 /// models and keep the rest in `unknownFields` (and the ledger's JSON decoder can name keys).

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// An App Store Server Notification, version 1 (JSON; deprecated by Apple but still sent to apps
 /// configured for it).

@@ -1,3 +1,5 @@
+import Primitives
+
 /// One item of `pending_renewal_info`: what will happen at the next renewal of one subscription.
 ///
 /// Dates are milliseconds since 1970, UTC. Scalars are accepted as strings or JSON numbers and

@@ -1,3 +1,5 @@
+import Primitives
+
 /// The `receipt` object of a verifyReceipt body, in either of Apple's two formats.
 ///
 /// iOS 7 style: app-level fields (`bundle_id`, `application_version`, ...) and the purchases in

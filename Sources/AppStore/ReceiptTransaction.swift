@@ -1,3 +1,5 @@
+import Primitives
+
 /// One purchase in a verifyReceipt body: an item of `receipt.in_app`, of `latest_receipt_info`,
 /// `latest_expired_receipt_info`, or an iOS 6 style `receipt` (which is itself one transaction).
 ///

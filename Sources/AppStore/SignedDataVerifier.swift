@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import Primitives
 @_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies App Store signed data (JWS): v2 notifications, signed transactions (StoreKit 2

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// A decoded verifyReceipt response body, iOS 7 or iOS 6 style.
 ///

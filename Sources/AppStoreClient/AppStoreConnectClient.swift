@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOHTTP1
+import Primitives
 
 /// The App Store Connect API over AsyncHTTPClient, for what the Server API does not tell:
 /// Apple's price points (each territory's customer price and the proceeds Apple pays for it).

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import Primitives
 
 /// One HTTP exchange with an Apple API, and the wait before the next attempt: what the App
 /// Store Server API and App Store Connect API clients share. Each client keeps its own retry

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import Primitives
 
 /// Signs the offers StoreKit redeems (docs/http-api.md `POST /v1/offers/signatures`), with an In-App
 /// Purchase key from App Store Connect (a `.p8`, P-256): the legacy promotional-offer signature

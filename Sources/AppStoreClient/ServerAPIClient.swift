@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOHTTP1
+import Primitives
 
 /// The App Store Server API over AsyncHTTPClient: the ledger *asks* Apple (docs/architecture.md §8).
 ///

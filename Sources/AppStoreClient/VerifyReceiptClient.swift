@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Logging
+import Primitives
 
 /// Verifies receipts with Apple's verifyReceipt endpoints.
 ///

@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 
 extension WallClock {
     /// This machine's clock. Taken only where a process is put together (`serve`, the CLI's

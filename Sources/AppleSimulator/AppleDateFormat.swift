@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// Apple's three spellings of one instant in verifyReceipt bodies.
 ///
@@ -6,12 +7,6 @@ import Foundation
 /// `purchase_date_ms` ("1466127148000", milliseconds since 1970, UTC) and `purchase_date_pst`
 /// ("2016-06-16 18:32:28 America/Los_Angeles"); see the fixtures in shared/fixtures/apple.
 enum AppleDateFormat {
-    private static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .gmt
-        return calendar
-    }()
-
     private static let pacific = TimeZone(identifier: "America/Los_Angeles")
 
     /// "2016-06-17 01:32:28 Etc/GMT" for `milliseconds` since 1970 (UTC).
@@ -28,13 +23,10 @@ enum AppleDateFormat {
 
     private static func format(_ milliseconds: Int64, offsetSeconds: Int) -> String {
         // Floor to whole seconds, as Apple's strings carry no fraction.
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let date = Date(timeIntervalSince1970: Double(seconds + Int64(offsetSeconds)))
-        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ value: Int?) -> String {
-            let v = value ?? 0
-            return v < 10 ? "0\(v)" : "\(v)"
-        }
-        return "\(c.year ?? 1970)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))"
+        let seconds = UTCDays.floorDivide(milliseconds, by: 1000).quotient + Int64(offsetSeconds)
+        let (days, secondOfDay) = UTCDays.floorDivide(seconds, by: 86_400)
+        let (year, month, day) = UTCDays.civil(days: days)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
     }
 }

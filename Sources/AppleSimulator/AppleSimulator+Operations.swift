@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// The device's and Apple's actions. Each mutates state under the lock, then posts the
 /// notifications Apple would send, outside it.

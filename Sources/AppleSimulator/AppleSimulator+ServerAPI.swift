@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// The App Store Server API answered from the simulator's state: what tests read back, the
 /// failure knobs, and the answers the routes (`ServerAPIRoutes`) send.

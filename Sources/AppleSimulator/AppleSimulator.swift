@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import Logging
+import Primitives
 import Synchronization
 
 /// An Apple stand-in that plays both the device (StoreKit purchases, receipts, finishing) and

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import Primitives
 
 extension AppleSimulator {
     /// How a simulator is set up. Every field has a default fit for tests and the demo.

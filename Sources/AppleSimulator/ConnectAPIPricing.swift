@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 
 /// A change of a territory's VAT/GST rate on a date: from `from` (on the simulated clock) the
 /// App Store Connect price points of `territory` pay proceeds computed with `ratePercent`, and so

@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Hummingbird
 import Logging
+import Primitives
 
 /// App Store Connect's price points over HTTP, on the simulator's port:
 /// `GET /v2/inAppPurchases/{id}/pricePoints` (consumables, non-consumables, non-renewing) and

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import Primitives
 
 /// An offer the App Store accepted for a purchase: what `SimulatorState.purchase` applies.
 struct AcceptedOffer: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// The opaque paging tokens of the Server API: `revision` (transaction and refund history) and
 /// `paginationToken` (notification history).

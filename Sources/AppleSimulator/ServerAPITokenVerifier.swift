@@ -1,6 +1,6 @@
-import AppStore
 import Foundation
 import JWTKit
+import Primitives
 
 /// Checks the `Authorization: Bearer` JWT of an App Store Server API request as Apple does
 /// (see `ServerAPIAuthentication` for the rules).

@@ -1,6 +1,6 @@
-import AppStore
 import Crypto
 import Foundation
+import Primitives
 import SwiftASN1
 import X509
 

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// One product the app sells, as the catalog file describes it (docs/configuration.md, "The catalog file").
 public struct Product: Sendable, Hashable, Codable {

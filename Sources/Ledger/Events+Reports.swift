@@ -1,3 +1,5 @@
+import AppStore
+
 /// An App Store Connect report (Sales and Trends summary sales, or a financial report) imported
 /// to reconcile against: the file is kept verbatim as a document, and its in-app purchase lines
 /// as parsed at import, so the comparison is a function of the log (a replay redoes it) and a

@@ -1,4 +1,5 @@
 import AppStore
+import Primitives
 
 /// What Apple's answer proves, distilled from a verifyReceipt body, a signed transaction or a
 /// notification: the app it is for, the environment, and each transaction once.

@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 
 /// The payload of one kind of ledger event: a fact in the past tense, with the schema version of
 /// its JSON shape so later code can upcast old payloads on read instead of rewriting them.

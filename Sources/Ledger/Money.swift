@@ -1,3 +1,5 @@
+import AppStore
+
 /// An amount of money in integer minor units of one currency (99 USD cents = 0.99 USD).
 ///
 /// Never floating point. Amounts of different currencies are never added together: `+` on two
@@ -23,9 +25,9 @@ public struct Money: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The number of minor digits of a currency: 0 for the zero-decimal currencies Apple sells
-    /// in, 2 otherwise (ISO 4217).
+    /// in, 2 otherwise (`AppleCurrencies`, which Apple's reports are read by too).
     public static func minorDigits(of currency: String) -> Int {
-        ["JPY", "KRW", "CLP", "VND", "ISK", "HUF", "TWD", "UGX", "PYG", "XOF", "XAF"].contains(currency.uppercased()) ? 0 : 2
+        AppleCurrencies.minorDigits(of: currency)
     }
 
     public var description: String { "\(minorUnits) \(currency) minor units" }

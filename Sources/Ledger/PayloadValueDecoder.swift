@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// Decodes a stored payload from the `JSONValue` that `JSONValue.parsedQuickly` read, giving
 /// exactly what `LedgerJSON.decoder` gives from the same bytes, or throwing.

@@ -1,4 +1,3 @@
-import AppStore
 
 /// The share of a purchase a revocation refunds, in thousandths of a percent as Apple states
 /// `revocationPercentage` (25000 is 25%, 100000 all of it), and what that share is of an amount

@@ -6,6 +6,7 @@ import LedgerService
 import LedgerStore
 import Logging
 import NIOCore
+import Primitives
 
 /// The console's routes under `/console/`. Every page but sign-in needs a session, checked
 /// before a request's body is read; every POST that changes something needs the session's CSRF

@@ -1,7 +1,7 @@
-import AppStore
 import Crypto
 import Foundation
 import Postgres
+import Primitives
 
 /// A signed-in console user.
 struct ConsoleSession: Sendable, Hashable {

@@ -1,8 +1,8 @@
-import AppStore
 import Foundation
 import Hummingbird
 import MultipartKit
 import NIOCore
+import Primitives
 
 /// A `multipart/form-data` upload (the reconciliation form), read as it streams in with
 /// MultipartKit's parser, after the session was checked:

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// A stored document shown to a person: JSON pretty-printed with sorted keys, a JWS split into
 /// its decoded header and payload, a receipt described; secrets masked (the shared secret that

@@ -4,6 +4,7 @@ import Hummingbird
 import Ledger
 import LedgerQueries
 import LedgerService
+import Primitives
 
 /// Revenue by day, month, product or country, per currency, one environment at a time: the
 /// report of `GET /v1/reports/revenue` and `audit revenue`, shown as a table and a chart of net

@@ -1,8 +1,8 @@
-import AppStore
 import Crypto
 import LedgerConsole
 import Foundation
 import Postgres
+import Primitives
 
 /// What a bearer token may do (docs/configuration.md `LEDGER_API_TOKENS`).
 public enum APIScope: String, Sendable, Hashable {

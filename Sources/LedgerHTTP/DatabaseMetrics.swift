@@ -1,4 +1,3 @@
-import AppStore
 import LedgerStore
 import Postgres
 

@@ -5,6 +5,7 @@ import LedgerService
 import LedgerStore
 import LedgerWebhooks
 import Postgres
+import Primitives
 import X509
 
 /// Everything `purchase-ledger serve` needs, from the environment of docs/configuration.md.

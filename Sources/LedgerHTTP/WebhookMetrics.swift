@@ -1,6 +1,6 @@
-import AppStore
 import LedgerWebhooks
 import Postgres
+import Primitives
 
 /// The webhook endpoints' standing in `/metrics` (docs/webhooks.md: a failing endpoint shows
 /// its backlog and last error), one series per endpoint labelled `endpoint="NAME"`. Read from the

@@ -5,6 +5,7 @@ import Ledger
 import LedgerStore
 import Logging
 import Postgres
+import Primitives
 
 /// Rebuilds every projection from the first event into tables beside the live ones (a schema
 /// of their own, `<schema>_replay`, whose connections see the live `events` through the search

@@ -5,6 +5,7 @@ import Ledger
 import LedgerProjections
 import LedgerStore
 import Postgres
+import Primitives
 
 /// `GET /v1/timelines/...` and `purchase-ledger dispute`.
 public struct TimelineView: Sendable, Hashable {

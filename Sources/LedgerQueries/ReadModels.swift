@@ -4,6 +4,7 @@ import Ledger
 import LedgerProjections
 import LedgerStore
 import Postgres
+import Primitives
 
 /// `GET /v1/users/{id}`.
 public struct UserView: Sendable, Hashable, Codable {

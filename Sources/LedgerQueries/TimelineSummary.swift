@@ -1,5 +1,6 @@
 import AppStore
 import Ledger
+import Primitives
 
 /// One line for people per event, in the words a support agent would paste into a reply.
 enum TimelineSummary {

@@ -5,6 +5,7 @@ import Ledger
 import LedgerStore
 import Logging
 import Postgres
+import Primitives
 
 /// `purchase-ledger import FILE`: history from an earlier system (JSON lines, `ImportLine`),
 /// decided by the same rules as live receipts (without orders) and appended through COPY in

@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Ledger
 import LedgerStore
+import Primitives
 
 /// One line of `purchase-ledger import`: a user and what an earlier system kept of their
 /// purchases, either Apple's verifyReceipt answer as it was stored, or a transaction record.

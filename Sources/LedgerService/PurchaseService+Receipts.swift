@@ -5,6 +5,7 @@ import Foundation
 import Ledger
 import LedgerStore
 import Postgres
+import Primitives
 
 extension PurchaseService {
     /// `POST /v1/receipts`: records the receipt, asks Apple, and records what was decided.

@@ -6,6 +6,7 @@ import Ledger
 import LedgerStore
 import Logging
 import Postgres
+import Primitives
 
 /// The purchase flow (docs/architecture.md §1): orders, receipts and signed transactions in, Apple
 /// asked, decisions recorded. Every input is recorded before anything else happens to it, and

@@ -1,3 +1,4 @@
+import AppStore
 import CompressNIO
 import EventStore
 import Foundation

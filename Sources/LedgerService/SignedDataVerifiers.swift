@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 import X509
 
 /// Verifies signed data from either App Store environment: the payload's own `environment`

@@ -1,5 +1,5 @@
-import AppStore
 import Postgres
+import Primitives
 
 extension LedgerReads {
     /// The log's standing as `/metrics` reports it (docs/monitoring.md).

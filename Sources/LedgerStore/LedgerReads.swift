@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Ledger
 import Postgres
+import Primitives
 
 /// Every question the ledger's flow asks of its log, in one place: the context of a decision,
 /// the receipts still waiting for Apple, the submissions nobody finished, what an idempotency

@@ -1,4 +1,3 @@
-import AppStore
 import Foundation
 import LedgerProjections
 import LedgerStore

@@ -1,9 +1,9 @@
-import AppStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import Primitives
 import ServiceLifecycle
 import Synchronization
 

@@ -1,8 +1,8 @@
-import AppStore
 import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Primitives
 
 /// Sends one message to one endpoint, signed for this attempt: a 2xx acknowledges; any other
 /// status, a time-out or a refused connection is a failure with its reason in words.

@@ -1,4 +1,3 @@
-import AppStore
 import EventStore
 import Foundation
 import Ledger

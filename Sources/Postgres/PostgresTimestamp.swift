@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// An instant as PostgreSQL's `timestamptz` holds it: microseconds since 1970-01-01 00:00:00 UTC,
 /// exact (no floating-point rounding). `Int64.max`/`Int64.min` stand for `infinity`/`-infinity`.
@@ -38,8 +39,8 @@ public struct PostgresTimestamp: Sendable, Hashable, Comparable, CustomStringCon
     public var description: String {
         if self == .infinity { return "infinity" }
         if self == .negativeInfinity { return "-infinity" }
-        let (days, inDay) = floorDivide(microsecondsSince1970, Self.microsecondsPerDay)
-        let (year, month, day) = civil(fromDays: days)
+        let (days, inDay) = UTCDays.floorDivide(microsecondsSince1970, by: Self.microsecondsPerDay)
+        let (year, month, day) = UTCDays.civil(days: days)
         let seconds = inDay / 1_000_000
         let micros = inDay % 1_000_000
         func pad(_ value: Int64, _ width: Int) -> String {
@@ -114,7 +115,7 @@ private struct TimestampParser {
             astronomicalYear = 1 - year
         }
         guard index == bytes.count else { return nil }
-        let days = daysFromCivil(year: astronomicalYear, month: month, day: day)
+        let days = UTCDays.daysSince1970(year: astronomicalYear, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return seconds * 1_000_000 + micros
     }
@@ -139,35 +140,6 @@ private struct TimestampParser {
         index += 1
         return true
     }
-}
-
-/// Floor division and a non-negative remainder.
-private func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-    let q = a / b, r = a % b
-    return r < 0 ? (q - 1, r + b) : (q, r)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (year 0 = 1 BC). Howard Hinnant's algorithm.
-private func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (year 0 = 1 BC).
-private func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let day = doy - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
 }
 
 extension PostgresTimestamp: PostgresEncodable, PostgresDecodable {

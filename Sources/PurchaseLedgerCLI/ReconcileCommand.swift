@@ -4,6 +4,7 @@ import Foundation
 import LedgerService
 import LedgerWorkers
 import Logging
+import Primitives
 
 /// `purchase-ledger reconcile [--since DATE]`: asks Apple's notification history for what the
 /// ledger missed and records it, as `serve` does every `LEDGER_RECONCILE_INTERVAL`.

@@ -13,6 +13,7 @@ import LedgerService
 import LedgerStore
 import Logging
 import Postgres
+import Primitives
 
 /// `Tools/bench price`: Apple's price points read (from the simulator's App Store Connect API,
 /// over HTTP, every page kept verbatim and recorded) and applied (the first refresh prices every

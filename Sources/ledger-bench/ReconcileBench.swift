@@ -12,6 +12,7 @@ import LedgerWorkers
 import Logging
 import NIOCore
 import Postgres
+import Primitives
 import X509
 
 /// `Tools/bench reconcile`: the rate at which one reconciliation records notifications the

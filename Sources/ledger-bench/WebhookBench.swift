@@ -1,4 +1,3 @@
-import AppStore
 import AppStoreClient
 import AsyncHTTPClient
 import EventStore

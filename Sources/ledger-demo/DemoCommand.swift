@@ -11,6 +11,7 @@ import LedgerService
 import LedgerStore
 import LedgerWorkers
 import Logging
+import Primitives
 import PurchaseLedgerCLI
 import Postgres
 

@@ -1,4 +1,3 @@
-import AppStore
 import AppleSimulator
 import Foundation
 import Ledger

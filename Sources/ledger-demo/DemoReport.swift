@@ -1,10 +1,10 @@
-import AppStore
 import EventStore
 import Foundation
 import LedgerProjections
 import LedgerQueries
 import LedgerService
 import Logging
+import Primitives
 import PurchaseLedgerCLI
 import Postgres
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Primitives
 import Testing
 
 @testable import AppStore

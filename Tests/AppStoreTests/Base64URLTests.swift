@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 import Testing
 
 @Suite("base64url without padding, as JWS segments use it")

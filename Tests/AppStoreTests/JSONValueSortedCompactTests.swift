@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 import Testing
 
 /// Webhook bodies already stored and signed were written by `JSONEncoder`; the writer that

@@ -1,5 +1,6 @@
 import AppStoreClient
 import Foundation
+import Primitives
 import Testing
 import X509
 

@@ -2,6 +2,7 @@ import AppStore
 import AppStoreClient
 import AppleSimulator
 import Foundation
+import Primitives
 import Testing
 
 /// Payloads in shapes the simulator does not send on its own, signed byte for byte by its CA and

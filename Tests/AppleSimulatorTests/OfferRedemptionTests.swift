@@ -2,6 +2,7 @@ import AppStore
 import AppleSimulator
 import Crypto
 import Foundation
+import Primitives
 import Testing
 
 /// The app server's side of offers, written here from Apple's documentation rather than taken

@@ -1,6 +1,7 @@
 import AppStore
 import AppleSimulator
 import Foundation
+import Primitives
 import Testing
 
 @Suite("StoreKit 2 signed transactions")

@@ -1,6 +1,7 @@
 import AppStore
 import AppleSimulator
 import Foundation
+import Primitives
 import Testing
 
 /// The simulator sells a 12-month commitment billed monthly (`com.example.pro.committed`, 4.99 USD

@@ -1,5 +1,5 @@
+import Primitives
 import TestSupport
-import AppStore
 import AppStoreClient
 import AppleSimulator
 import AsyncHTTPClient

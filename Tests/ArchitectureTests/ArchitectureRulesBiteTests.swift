@@ -166,7 +166,7 @@ struct ArchitectureRulesBiteTests {
         }
         var eventStore = library
         eventStore.name = "EventStore"
-        #expect(Layering.allowed(for: eventStore) == ["Postgres", "CLibPQ"])
+        #expect(Layering.allowed(for: eventStore) == ["Postgres", "CLibPQ", "Primitives"])
     }
 
     // MARK: - Reading Package.swift

@@ -17,15 +17,18 @@ enum Layering {
         // C: libpq's headers, and the build's version and commit.
         "CLibPQ": .exactly([]),
         "CBuildInfo": .exactly([]),
-        // The driver knows only libpq; processes and the embedded cluster know nothing of ours.
-        "Postgres": .over(["CLibPQ"]),
+        // The shared primitives (clock, calendar, ISO tables, JSON value…) know nothing of ours.
+        "Primitives": .exactly([]),
+        // The driver knows only libpq and the primitives (the one calendar, for timestamps);
+        // processes and the embedded cluster know nothing of ours.
+        "Postgres": .over(["CLibPQ", "Primitives"]),
         "Spawning": .exactly([]),
         "EmbeddedPostgres": .over(["Spawning"]),
         // The log knows only the driver: not the ledger's schema, not the domain.
         "EventStore": .over(["Postgres"]),
         "LedgerSchema": .exactly([]),
-        // Apple's formats know nothing of ours; the domain knows only them.
-        "AppStore": .exactly([]),
+        // Apple's formats know only the primitives; the domain knows only them.
+        "AppStore": .over(["Primitives"]),
         "AppStoreClient": .over(["AppStore"]),
         "AppleSimulator": .over(["AppStore"]),
         "Ledger": .over(["AppStore"]),

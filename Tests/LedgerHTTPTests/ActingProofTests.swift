@@ -5,6 +5,7 @@ import Foundation
 import Ledger
 import NIOHTTP1
 import Postgres
+import Primitives
 import Spawning
 import Testing
 

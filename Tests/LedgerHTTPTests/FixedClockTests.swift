@@ -1,8 +1,8 @@
-import AppStore
 import AppStoreClient
 import AppleSimulator
 import Foundation
 import Ledger
+import Primitives
 import Testing
 
 /// The ledger reads the time only through the clocks it is given (issue 23, "One clock"): with

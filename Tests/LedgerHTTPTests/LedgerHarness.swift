@@ -14,6 +14,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Postgres
+import Primitives
 import TestSupport
 import Testing
 import X509

@@ -5,6 +5,7 @@ import Foundation
 import Ledger
 import LedgerStore
 import NIOHTTP1
+import Primitives
 import Testing
 
 /// Every payload shape of app-store-server-library's test resources (Tests/Fixtures/apple), made

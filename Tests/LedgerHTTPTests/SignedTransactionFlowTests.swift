@@ -3,6 +3,7 @@ import AppStoreClient
 import AppleSimulator
 import Foundation
 import Ledger
+import Primitives
 import Testing
 
 @Suite("POST /v1/transactions: StoreKit 2 signed transactions, verified locally")

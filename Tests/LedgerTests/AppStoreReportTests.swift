@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import AppStore
 @testable import Ledger
 
 /// App Store Connect reports read exactly, and compared with the ledger cell by cell.

@@ -1,6 +1,7 @@
-import AppStore
 import Foundation
+import Primitives
 import Testing
+@testable import AppStore
 @testable import Ledger
 
 /// Currencies are ISO 4217 codes on the way in (issue 23): a value Apple's signed data, a

@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 import Testing
 
 @testable import Ledger

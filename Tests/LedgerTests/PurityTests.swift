@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
+@testable import AppStore
 @testable import Ledger
 
-/// `Ledger` and the `AppStore` module it depends on read neither the clock nor files nor the
+/// `Ledger` and the `AppStore` and `Primitives` modules it depends on read neither the clock nor files nor the
 /// environment: time comes in as an argument or a `WallClock`, files as bytes. No import can hold
 /// this (Foundation's narrowest part still has `Date()` and `FileManager`), so the sources are read.
-@Suite("The domain is pure: no clock, file or environment readings in Ledger or AppStore")
+@Suite("The domain is pure: no clock, file or environment readings in Ledger, AppStore or Primitives")
 struct PurityTests {
     /// What reads the machine: its clock, its files, its environment.
     static let readings = [
@@ -21,7 +22,7 @@ struct PurityTests {
             .appendingPathComponent("Sources").appendingPathComponent(module)
     }
 
-    @Test("no source line of the module reads the machine", arguments: ["Ledger", "AppStore"])
+    @Test("no source line of the module reads the machine", arguments: ["Ledger", "AppStore", "Primitives"])
     func noReadings(module: String) throws {
         let directory = Self.sources(of: module)
         let files = try #require(FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil))

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 import Testing
 
 @testable import Ledger

@@ -1,4 +1,5 @@
 import AppStore
+import Primitives
 
 /// Revenue per transaction (docs/architecture.md §5): one sale line per paid delivery or renewal (not a
 /// restore, transfer, trial or Family Sharing access), priced by Apple's signed `price` when it
@@ -153,20 +154,17 @@ public enum CommissionPlan: String, Sendable, Hashable, CaseIterable {
 public enum RevenueDay {
     /// `YYYY-MM-DD` (UTC) of an instant in milliseconds since 1970.
     public static func of(_ milliseconds: Int64) -> String {
-        let (year, month, day) = UTCDays.civil(days: floorDivide(milliseconds, 86_400_000))
+        let (year, month, day) = UTCDays.civil(days: UTCDays.day(ofMilliseconds: milliseconds).days)
         return "\(year)-\(two(month))-\(two(day))"
     }
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, ISO 8601) of an instant in milliseconds since 1970.
     public static func iso8601(_ milliseconds: Int64) -> String {
-        let days = floorDivide(milliseconds, 86_400_000)
-        let inDay = milliseconds - days * 86_400_000
+        let inDay = UTCDays.day(ofMilliseconds: milliseconds).millisecondOfDay
         let (seconds, millis) = (inDay / 1_000, inDay % 1_000)
         let millisText = millis < 10 ? "00\(millis)" : (millis < 100 ? "0\(millis)" : "\(millis)")
         return of(milliseconds) + "T\(two(seconds / 3_600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)).\(millisText)Z"
     }
-
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
 
     private static func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 }

@@ -1,5 +1,5 @@
-import AppStore
 import Foundation
+import Primitives
 
 /// What the ledger tells the app's backends about one change: a Standard Webhooks message
 /// (`{"type","timestamp","data"}`), made from one ledger event. Its id and bytes come from the

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Primitives
 
 /// What the webhook messages of later events depend on, folded from earlier ones: each user's
 /// running balance of each unit, and per subscription what its messages last told (status,

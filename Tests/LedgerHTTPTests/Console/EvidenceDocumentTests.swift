@@ -1,5 +1,6 @@
 import Foundation
 @testable import LedgerConsole
+import Primitives
 import Testing
 
 /// Apple's bodies as support sees them: pretty, with the shared secret masked and signed

@@ -4,7 +4,8 @@
 /// Every date the ledger records or decides by (an order's `created_at_ms`, a subscription's
 /// status "now", a reconciliation's window) comes from a `WallClock` it was handed; nothing below
 /// the outermost construction (`serve`, the CLI's commands, benches, tests) reads the machine's
-/// clock. This module and `Ledger` cannot: `WallClock.system` lives in `AppStoreClient`. A test
+/// clock. `Primitives`, `AppStore` and `Ledger` cannot: `WallClock.system` lives in
+/// `AppStoreClient`, which none of them can import. A test
 /// fixes the clock (`.fixed`) or follows a simulated Apple's. Durations, time-outs and sleeps are
 /// measured with `ContinuousClock`, not with this.
 public struct WallClock: Sendable {

@@ -1,3 +1,6 @@
+import AppStore
+import Primitives
+
 /// An App Store Connect report compared with the ledger, cell by cell (`ReportCell`), in units
 /// and in money.
 ///
@@ -62,7 +65,7 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
             }
             appleCells.append(ReportCell(
                 periodStart: line.periodStart, periodEnd: line.periodEnd, productId: productId,
-                country: CountryCodes.alpha3(fromAlpha2: line.country) ?? line.country,
+                country: ISO3166.alpha3(fromAlpha2: line.country) ?? line.country,
                 currency: line.currency, unitPriceMinor: line.customerPriceMinor, isReturn: line.isReturn))
             appleLines.append(line)
         }

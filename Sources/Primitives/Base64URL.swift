@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+// Foundation's core alone (no ICU): `Date`, `Data` and `JSONEncoder` are all this module takes.
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// base64url without padding (RFC 7515 §2), as JWS segments use it. Mapped byte by byte:
 /// `replacingOccurrences` goes through CFString, slow for every segment the simulator signs

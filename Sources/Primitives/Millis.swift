@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+// Foundation's core alone (no ICU): `Date`, `Data` and `JSONEncoder` are all this module takes.
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Milliseconds since 1970 (UTC) and durations in milliseconds, the unit of Apple's dates and of
 /// every time the ledger records. One place for the conversions, so each rounds the same way

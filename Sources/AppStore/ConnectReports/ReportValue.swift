@@ -1,4 +1,4 @@
-import AppStore
+import Primitives
 
 /// Reads the values of report fields exactly: dates, whole units, currency codes and decimal
 /// amounts, each error naming the line and column.
@@ -16,7 +16,7 @@ enum ReportValue {
         guard parts.count == 3, (1...2).contains(parts[0].count), (1...2).contains(parts[1].count), parts[2].count == 4,
             parts.allSatisfy({ $0.allSatisfy(isDigit) }),
             let month = Int(parts[0]), let day = Int(parts[1]), let year = Int(parts[2]),
-            (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+            (1...12).contains(month), day >= 1, Int64(day) <= UTCDays.daysIn(month: Int64(month), of: Int64(year))
         else {
             throw AppStoreReportError("\"\(text)\" is not a date MM/DD/YYYY", line: line, column: column)
         }
@@ -47,7 +47,7 @@ enum ReportValue {
     /// rounded.
     static func minorUnits(_ text: String, currency: String, line: Int, column: String) throws(AppStoreReportError) -> Int64 {
         guard let amount = try exactMinorUnits(text, currency: currency, line: line, column: column) else {
-            let digits = Money.minorDigits(of: currency)
+            let digits = AppleCurrencies.minorDigits(of: currency)
             throw AppStoreReportError(
                 "\"\(text)\" has more decimals than \(currency)'s \(digits); refusing to round it", line: line, column: column)
         }
@@ -70,7 +70,7 @@ enum ReportValue {
         else {
             throw AppStoreReportError("\"\(text)\" is not a decimal amount", line: line, column: column)
         }
-        let digits = Money.minorDigits(of: currency)
+        let digits = AppleCurrencies.minorDigits(of: currency)
         guard fraction.dropFirst(digits).allSatisfy({ $0 == "0" }) else { return nil }
         let kept = String(fraction.prefix(digits))
         let padded = kept + String(repeating: "0", count: digits - kept.count)
@@ -88,12 +88,4 @@ enum ReportValue {
     }
 
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
 }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+// Foundation's core alone (no ICU): `Date`, `Data` and `JSONEncoder` are all this module takes.
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writing a JSON value as compact or pretty JSON with sorted keys, without `JSONEncoder`.
 ///

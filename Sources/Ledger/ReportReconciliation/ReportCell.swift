@@ -56,7 +56,7 @@ public struct ReportCell: Sendable, Hashable, Comparable, Codable {
     public var periodEnd: String
     /// The catalog's product id, or "sku:" + the SKU when no product maps to the report's SKU.
     public var productId: String
-    /// ISO 3166-1 alpha-3 (Apple's alpha-2 mapped by `CountryCodes`; an unmapped code is kept
+    /// ISO 3166-1 alpha-3 (Apple's alpha-2 mapped by `ISO3166`; an unmapped code is kept
     /// as Apple wrote it); empty when the cell sums every country.
     public var country: String
     public var currency: String

@@ -7,7 +7,7 @@
 /// The table is every officially assigned code of ISO 3166-1 (249), as the ISO 3166 Maintenance
 /// Agency publishes them (https://www.iso.org/iso-3166-country-codes.html). Kosovo's `XK`/`XKS`
 /// is left out: it is a user-assigned code, not an ISO 3166-1 one, even where others use it.
-public enum CountryCodes {
+public enum ISO3166 {
     /// Every officially assigned ISO 3166-1 code, as (alpha-2, alpha-3), sorted by alpha-2.
     static let pairs: [(alpha2: String, alpha3: String)] = [
         ("AD", "AND"), ("AE", "ARE"), ("AF", "AFG"), ("AG", "ATG"), ("AI", "AIA"), ("AL", "ALB"), ("AM", "ARM"), ("AO", "AGO"),
