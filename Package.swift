@@ -117,8 +117,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Apple's services asked over HTTP: verifyReceipt and the App Store Server API; and the offer
-        // signatures the ledger signs for StoreKit with the same In-App Purchase key.
+        // Apple's services asked over HTTP: verifyReceipt, and the App Store Server API and App Store
+        // Connect API through one core (AppleAPICore: exchange, token, back-off, Retry-After, error
+        // kinds; AppleAPIAccess: key and retry policy); the offer signatures the ledger signs for
+        // StoreKit with the same In-App Purchase key; and WallClock.system, the one wall-clock read.
         .target(
             name: "AppStoreClient",
             dependencies: [

@@ -8,17 +8,17 @@ import Primitives
 /// The App Store Connect API over AsyncHTTPClient, for what the Server API does not tell:
 /// Apple's price points (each territory's customer price and the proceeds Apple pays for it).
 ///
-/// Every call signs with a cached ES256 team-key token (`aud` `appstoreconnect-v1`, no `bid`,
-/// 19 minutes), honours 429's `Retry-After`, backs off with full jitter on 5xx, time-outs and
-/// refused connections, and treats 401 and 403 as configuration alarms, never retried. Every
+/// Every call goes through `AppleAPICore`, as the Server API's do: a cached ES256 team-key token
+/// (`aud` `appstoreconnect-v1`, no `bid`, 19 minutes), 429's `Retry-After` honoured, full-jitter
+/// backoff on 5xx, time-outs and refused connections, and 401 and 403 configuration alarms,
+/// never retried. Every
 /// page comes back verbatim, to be kept as evidence, beside what was decoded from it.
 public final class AppStoreConnectClient: Sendable {
     public let configuration: AppStoreConnectConfiguration
     /// The machine's time: the tokens' `iat` and `exp`, which Apple checks against its own clock.
     public let clock: WallClock
-    private let token: AppStoreConnectToken
-    private let httpClient: HTTPClient
-    private let logger: Logger
+    /// The exchange, the retries and the token, shared with `ServerAPIClient`.
+    private let core: AppleAPICore
 
     public init(
         configuration: AppStoreConnectConfiguration, clock: WallClock, httpClient: HTTPClient = .shared,
@@ -26,13 +26,19 @@ public final class AppStoreConnectClient: Sendable {
     ) async throws(AppStoreConnectError) {
         self.configuration = configuration
         self.clock = clock
+        let token: AppStoreConnectToken
         do {
-            self.token = try await AppStoreConnectToken(configuration: configuration)
+            token = try await AppStoreConnectToken(configuration: configuration)
         } catch {
             throw AppStoreConnectError(.invalidKey, errorMessage: "APPLE_CONNECT_PRIVATE_KEY is not a P-256 private key in PEM")
         }
-        self.httpClient = httpClient
-        self.logger = logger
+        self.core = AppleAPICore(
+            name: "the App Store Connect API", access: configuration.access, clock: clock, token: token, httpClient: httpClient,
+            logger: logger, bodyLimit: 32 << 20, alarms: [401, 403],
+            alarmMessage: { code in
+                "the App Store Connect API refused our key (\(code)): check APPLE_CONNECT_ISSUER_ID, APPLE_CONNECT_KEY_ID, APPLE_CONNECT_PRIVATE_KEY, the key's role and the clock"
+            },
+            onAlarm: {})
     }
 
     /// Which price-point list a product has: in-app purchases (consumables, non-consumables,
@@ -85,57 +91,11 @@ public final class AppStoreConnectClient: Sendable {
 
     /// One page's body, after retries.
     private func get(_ url: String) async throws(AppStoreConnectError) -> [UInt8] {
-        var attempts: [ServerAPIAttempt] = []
-        var attempt = 0
-        while true {
-            attempt += 1
-            let bearer: String
-            do { bearer = try await token.current(nowMs: clock()) } catch {
-                throw AppStoreConnectError(.invalidKey, errorMessage: "the token could not be signed", attempts: attempts)
-            }
-            let (exchange, retryAfter) = await send(url: url, bearer: bearer)
-            attempts.append(exchange)
-            let detail = Self.firstErrorDetail(exchange.body)
-            switch exchange.httpStatus {
-            case let code? where (200..<300).contains(code):
-                return exchange.body
-            case let code? where code == 401 || code == 403:
-                token.discard()
-                logger.critical("the App Store Connect API refused our key (\(code)): check APPLE_CONNECT_ISSUER_ID, APPLE_CONNECT_KEY_ID, APPLE_CONNECT_PRIVATE_KEY, the key's role and the clock", metadata: [
-                    "url": "\(url)", "key_id": "\(configuration.keyId)",
-                ])
-                throw AppStoreConnectError(code == 401 ? .unauthorized : .forbidden, httpStatus: code, errorMessage: detail, attempts: attempts)
-            case 429?:
-                let wait = retryAfter ?? 1
-                guard attempt < configuration.maximumAttempts, Duration.seconds(wait) <= configuration.longestRetryAfter else {
-                    throw AppStoreConnectError(.rateLimited, httpStatus: 429, errorMessage: detail, retryAfterSeconds: wait, attempts: attempts)
-                }
-                logger.notice("rate limited by the App Store Connect API; waiting as asked", metadata: ["retry_after_s": "\(wait)"])
-                try? await Task.sleep(for: .seconds(wait))
-            case let code? where code >= 500:
-                guard attempt < configuration.maximumAttempts else {
-                    throw AppStoreConnectError(.unavailable, httpStatus: code, errorMessage: detail, attempts: attempts)
-                }
-                try? await Task.sleep(for: backoff(afterAttempt: attempt))
-            case let code?:
-                throw AppStoreConnectError(.refused, httpStatus: code, errorMessage: detail, attempts: attempts)
-            case nil:
-                guard attempt < configuration.maximumAttempts else {
-                    throw AppStoreConnectError(.unavailable, errorMessage: exchange.failure, attempts: attempts)
-                }
-                try? await Task.sleep(for: backoff(afterAttempt: attempt))
-            }
-            if Task.isCancelled { throw AppStoreConnectError(.unavailable, errorMessage: "cancelled", attempts: attempts) }
+        do {
+            return try await core.exchange(.GET, url: url).last?.body ?? []
+        } catch {
+            throw AppStoreConnectError(error)
         }
-    }
-
-    func backoff(afterAttempt attempt: Int) -> Duration {
-        AppleHTTPExchange.backoff(afterAttempt: attempt, base: configuration.baseDelay, maximum: configuration.maximumDelay)
-    }
-
-    private func send(url: String, bearer: String) async -> (ServerAPIAttempt, retryAfter: Int?) {
-        await AppleHTTPExchange(httpClient: httpClient, clock: clock, timeout: configuration.timeout, bodyLimit: 32 << 20)
-            .send(.GET, url: url, bearer: bearer)
     }
 
     /// The `detail` (or `title`) of a JSON:API error document's first error, for the message.

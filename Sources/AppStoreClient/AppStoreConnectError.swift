@@ -37,6 +37,21 @@ public struct AppStoreConnectError: Error, Sendable, Hashable, CustomStringConve
         self.attempts = attempts
     }
 
+    /// The shared core's failure, worded by the JSON:API error document's first error.
+    init(_ failure: AppleAPIFailure) {
+        let kind: Kind = switch failure.kind {
+        case .rateLimited: .rateLimited
+        case .alarm: failure.httpStatus == 403 ? .forbidden : .unauthorized
+        case .unavailable: .unavailable
+        case .refused: .refused
+        case .unsignable: .invalidKey
+        }
+        let detail = failure.httpStatus == nil ? failure.note : AppStoreConnectClient.firstErrorDetail(failure.body)
+        self.init(
+            kind, httpStatus: failure.httpStatus, errorMessage: detail,
+            retryAfterSeconds: failure.retryAfterSeconds, attempts: failure.attempts)
+    }
+
     /// Asking again later may succeed (429, 5xx, no answer).
     public var isRetryable: Bool { kind == .rateLimited || kind == .unavailable }
 

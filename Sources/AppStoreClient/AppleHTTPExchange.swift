@@ -1,4 +1,3 @@
-import AppStore
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -6,10 +5,9 @@ import NIOFoundationCompat
 import NIOHTTP1
 import Primitives
 
-/// One HTTP exchange with an Apple API, and the wait before the next attempt: what the App
-/// Store Server API and App Store Connect API clients share. Each client keeps its own retry
-/// decisions (which statuses alarm, which errors it throws); how a request goes out, how its
-/// answer is kept verbatim and how long to back off are one thing.
+/// One HTTP exchange with an Apple API, kept whole: how a request goes out with its bearer token
+/// and how its answer (or its failure) is kept verbatim. `AppleAPICore` decides what to do with
+/// it.
 struct AppleHTTPExchange: Sendable {
     let httpClient: HTTPClient
     /// When each attempt started (the machine's clock).
@@ -46,12 +44,5 @@ struct AppleHTTPExchange: Sendable {
                 method: method.rawValue, url: url, httpStatus: nil, body: [], latencyMs: Millis.of(ContinuousClock.now - started),
                 startedAtMs: startedAtMs, failure: timedOut ? "timeout" : "connection_failed"), nil)
         }
-    }
-
-    /// Full jitter: a random wait up to the base doubled per attempt (capped at `maximum`), so
-    /// clients that failed together do not come back together.
-    static func backoff(afterAttempt attempt: Int, base: Duration, maximum: Duration) -> Duration {
-        let cap = min(Millis.of(maximum), Millis.of(base) << min(attempt - 1, 20))
-        return .milliseconds(Int64.random(in: 0...max(cap, 1)))
     }
 }

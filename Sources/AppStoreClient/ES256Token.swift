@@ -4,7 +4,7 @@ import Synchronization
 
 /// Mints an ES256 bearer token from a `.p8` key (header `kid`) and keeps it until shortly before
 /// it expires, so a burst of calls signs once: what the App Store Server API's and App Store
-/// Connect API's tokens share, their claims aside (`ServerAPIClaims`, `AppStoreConnectClaims`).
+/// Connect API's tokens share (`AppleAPIToken`).
 /// The token is a credential: never logged or returned in an error, and `description` says
 /// nothing of it.
 final class ES256Token<Claims: JWTPayload>: Sendable, CustomStringConvertible {
@@ -18,15 +18,16 @@ final class ES256Token<Claims: JWTPayload>: Sendable, CustomStringConvertible {
     /// The token and when it expires, in seconds since 1970.
     private let cached = Mutex<(token: String, expires: Int64)?>(nil)
 
+    /// Signs with `access`'s key, for `access.tokenLifetime`.
     init(
-        privateKeyPEM: String, keyId: String, lifetime: Duration, renewBefore: Duration, name: String,
+        access: AppleAPIAccess, renewBefore: Duration, name: String,
         claims: @escaping @Sendable (_ issued: Int64, _ expires: Int64) -> Claims
     ) async throws {
         let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(pem: privateKeyPEM), kid: JWKIdentifier(string: keyId))
+        await keys.add(ecdsa: try ES256PrivateKey(pem: access.privateKeyPEM), kid: JWKIdentifier(string: access.keyId))
         self.keys = keys
-        self.keyId = keyId
-        self.lifetimeSeconds = lifetime.components.seconds
+        self.keyId = access.keyId
+        self.lifetimeSeconds = access.tokenLifetime.components.seconds
         self.renewBeforeSeconds = renewBefore.components.seconds
         self.name = name
         self.claims = claims

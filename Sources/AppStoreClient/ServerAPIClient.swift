@@ -7,9 +7,10 @@ import Primitives
 
 /// The App Store Server API over AsyncHTTPClient: the ledger *asks* Apple (docs/architecture.md §8).
 ///
-/// Every call signs with a cached ES256 token (`ServerAPIToken`), honours 429's `Retry-After`,
-/// backs off with full jitter on 5xx, time-outs and refused connections, and treats 401 as a
-/// configuration alarm: one clear log line and `onUnauthorized`, never a retry. Every answer
+/// Every call goes through `AppleAPICore`: a cached ES256 token (`ServerAPIToken`: `bid`, audience
+/// `appstoreconnect-v1`), 429's `Retry-After` honoured, full-jitter backoff on 5xx, time-outs and
+/// refused connections, and 401 a configuration alarm: one clear log line and `onUnauthorized`,
+/// never a retry. Every answer
 /// comes back with its body verbatim (`ServerAPIAnswer.attempts`), and signed items stay JWS for
 /// the caller to verify with `SignedDataVerifier` before they count.
 public final class ServerAPIClient: Sendable {
@@ -17,10 +18,8 @@ public final class ServerAPIClient: Sendable {
     /// The machine's time: the tokens' `iat` and `exp`, which Apple checks against its own
     /// clock, and when each attempt started.
     public let clock: WallClock
-    private let token: ServerAPIToken
-    private let httpClient: HTTPClient
-    private let logger: Logger
-    private let onUnauthorized: @Sendable () -> Void
+    /// The exchange, the retries and the token, shared with `AppStoreConnectClient`.
+    private let core: AppleAPICore
 
     public init(
         configuration: ServerAPIConfiguration, clock: WallClock, httpClient: HTTPClient = .shared,
@@ -28,14 +27,19 @@ public final class ServerAPIClient: Sendable {
     ) async throws(ServerAPIError) {
         self.configuration = configuration
         self.clock = clock
+        let token: ServerAPIToken
         do {
-            self.token = try await ServerAPIToken(configuration: configuration)
+            token = try await ServerAPIToken(configuration: configuration)
         } catch {
             throw ServerAPIError(.invalidKey, errorMessage: "APPLE_PRIVATE_KEY is not a P-256 private key in PEM")
         }
-        self.httpClient = httpClient
-        self.logger = logger
-        self.onUnauthorized = onUnauthorized
+        self.core = AppleAPICore(
+            name: "the App Store Server API", access: configuration.access, clock: clock, token: token, httpClient: httpClient,
+            logger: logger, bodyLimit: 16 << 20, alarms: [401],
+            alarmMessage: { _ in
+                "the App Store Server API refused our credentials (401): check APPLE_ISSUER_ID, APPLE_KEY_ID, APPLE_PRIVATE_KEY and the clock"
+            },
+            onAlarm: onUnauthorized)
     }
 
     // MARK: - Endpoints
@@ -105,66 +109,17 @@ public final class ServerAPIClient: Sendable {
         if !query.isEmpty {
             url += "?" + query.map { "\($0.0)=\(Self.queryValue($0.1))" }.joined(separator: "&")
         }
-        var attempts: [ServerAPIAttempt] = []
-        var attempt = 0
-        while true {
-            attempt += 1
-            let bearer: String
-            do { bearer = try await token.current(nowMs: clock()) } catch {
-                throw ServerAPIError(.invalidKey, errorMessage: "the token could not be signed", attempts: attempts)
-            }
-            let (exchange, retryAfter) = await send(method, url: url, body: body, bearer: bearer)
-            attempts.append(exchange)
-            let status = exchange.httpStatus
-            let apple = status.flatMap { _ in try? JSONDecoder().decode(ServerAPIErrorBody.self, from: Data(exchange.body)) }
-            switch status {
-            case let code? where (200..<300).contains(code):
-                if Answer.self == Empty.self, let empty = Empty() as? Answer {
-                    return ServerAPIAnswer(value: empty, attempts: attempts)
-                }
-                guard let value = try? JSONDecoder().decode(Answer.self, from: Data(exchange.body)) else {
-                    throw ServerAPIError(.malformedAnswer, httpStatus: code, errorMessage: "Apple's answer is not the documented \(Answer.self)", attempts: attempts)
-                }
-                return ServerAPIAnswer(value: value, attempts: attempts)
-            case 401?:
-                token.discard()
-                // The alarm: a wrong key, key id, issuer or clock does not heal by asking again.
-                logger.critical("the App Store Server API refused our credentials (401): check APPLE_ISSUER_ID, APPLE_KEY_ID, APPLE_PRIVATE_KEY and the clock", metadata: [
-                    "url": "\(url)", "key_id": "\(configuration.keyId)",
-                ])
-                onUnauthorized()
-                throw ServerAPIError(.unauthorized, httpStatus: 401, attempts: attempts)
-            case 429?:
-                let wait = retryAfter ?? 1
-                guard attempt < configuration.maximumAttempts, Duration.seconds(wait) <= configuration.longestRetryAfter else {
-                    throw ServerAPIError(.rateLimited, httpStatus: 429, errorCode: apple?.errorCode, errorMessage: apple?.errorMessage, retryAfterSeconds: wait, attempts: attempts)
-                }
-                logger.notice("rate limited by the App Store Server API; waiting as asked", metadata: ["retry_after_s": "\(wait)"])
-                try? await Task.sleep(for: .seconds(wait))
-            case let code? where code >= 500:
-                guard attempt < configuration.maximumAttempts else {
-                    throw ServerAPIError(.unavailable, httpStatus: code, errorCode: apple?.errorCode, errorMessage: apple?.errorMessage, attempts: attempts)
-                }
-                try? await Task.sleep(for: backoff(afterAttempt: attempt))
-            case let code?:
-                throw ServerAPIError(.refused, httpStatus: code, errorCode: apple?.errorCode, errorMessage: apple?.errorMessage, attempts: attempts)
-            case nil:
-                guard attempt < configuration.maximumAttempts else {
-                    throw ServerAPIError(.unavailable, errorMessage: exchange.failure, attempts: attempts)
-                }
-                try? await Task.sleep(for: backoff(afterAttempt: attempt))
-            }
-            if Task.isCancelled { throw ServerAPIError(.unavailable, errorMessage: "cancelled", attempts: attempts) }
+        let attempts: [ServerAPIAttempt]
+        do { attempts = try await core.exchange(method, url: url, body: body) } catch { throw ServerAPIError(error) }
+        if Answer.self == Empty.self, let empty = Empty() as? Answer {
+            return ServerAPIAnswer(value: empty, attempts: attempts)
         }
-    }
-
-    func backoff(afterAttempt attempt: Int) -> Duration {
-        AppleHTTPExchange.backoff(afterAttempt: attempt, base: configuration.baseDelay, maximum: configuration.maximumDelay)
-    }
-
-    private func send(_ method: HTTPMethod, url: String, body: Data?, bearer: String) async -> (ServerAPIAttempt, retryAfter: Int?) {
-        await AppleHTTPExchange(httpClient: httpClient, clock: clock, timeout: configuration.timeout, bodyLimit: 16 << 20)
-            .send(method, url: url, body: body, bearer: bearer)
+        guard let value = try? JSONDecoder().decode(Answer.self, from: Data(attempts.last?.body ?? [])) else {
+            throw ServerAPIError(
+                .malformedAnswer, httpStatus: attempts.last?.httpStatus, errorMessage: "Apple's answer is not the documented \(Answer.self)",
+                attempts: attempts)
+        }
+        return ServerAPIAnswer(value: value, attempts: attempts)
     }
 
     /// An id as one path segment: RFC 3986's unreserved characters as they are (a product id's

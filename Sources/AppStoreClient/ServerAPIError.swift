@@ -1,4 +1,5 @@
 import AppStore
+import Foundation
 
 /// A Server API call that did not succeed, typed so callers can react: wait and come back
 /// (`rateLimited`, `unavailable`), fix the configuration (`unauthorized`), or accept Apple's
@@ -38,6 +39,23 @@ public struct ServerAPIError: Error, Sendable, Hashable, CustomStringConvertible
         self.errorMessage = errorMessage
         self.retryAfterSeconds = retryAfterSeconds
         self.attempts = attempts
+    }
+
+    /// The shared core's failure, with Apple's `errorCode` and `errorMessage` read from the body
+    /// that ended the call (a 401's body is not read: it says nothing of which setting is wrong).
+    init(_ failure: AppleAPIFailure) {
+        let kind: Kind = switch failure.kind {
+        case .rateLimited: .rateLimited
+        case .alarm: .unauthorized
+        case .unavailable: .unavailable
+        case .refused: .refused
+        case .unsignable: .invalidKey
+        }
+        let apple = failure.httpStatus == nil || kind == .unauthorized
+            ? nil : try? JSONDecoder().decode(ServerAPIErrorBody.self, from: Data(failure.body))
+        self.init(
+            kind, httpStatus: failure.httpStatus, errorCode: apple?.errorCode, errorMessage: apple?.errorMessage ?? failure.note,
+            retryAfterSeconds: failure.retryAfterSeconds, attempts: failure.attempts)
     }
 
     /// Apple's 4040010: the transaction id is unknown to Apple (in this environment).
