@@ -35,13 +35,18 @@ public final class ProjectionRunner: Sendable {
         var nextWaiter: UInt64 = 0
         /// The runner gathering appends between passes (`gather(for:)`), woken early by a read.
         var gathering: CheckedContinuation<Void, Never>?
+        /// When a read last waited for the projections.
+        var lastRead: ContinuousClock.Instant?
     }
 
     /// How long the runner lets appends gather after a page that was not full, when no read
-    /// waits for it: each pass costs some twenty statements whatever its size, and under load
-    /// back-to-back passes carried two or three receipts each (docs/benchmarks.md, "A receipt's
-    /// CPU"). A read that must wait ends the gathering at once.
+    /// has waited for it lately: each pass costs some twenty statements whatever its size, and
+    /// under load back-to-back passes carried two or three receipts each (docs/benchmarks.md,
+    /// 2026-11-28, night). A read that waits ends the gathering at once; and while reads keep
+    /// coming (one in the last `readsLately`) the runner does not gather at all, since a
+    /// larger page is a longer pass for the next read to wait through (+2 ms at p50 measured).
     let gatherWait: Duration
+    static let readsLately: Duration = .milliseconds(200)
 
     public convenience init(
         store: EventStore, conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = 500,
@@ -273,6 +278,7 @@ public final class ProjectionRunner: Sendable {
                 let (resumeNow, gathering) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                     if state.applied >= position || Task.isCancelled { return (true, nil) }
                     state.waiters[id] = (position, urgent, continuation)
+                    if urgent { state.lastRead = .now }
                     return (false, urgent ? state.gathering.take() : nil)
                 }
                 gathering?.resume()
@@ -349,6 +355,8 @@ public final class ProjectionRunner: Sendable {
     /// waiting for the projections or starts to (`waitUntilApplied`), which ends it at once.
     func gather(for wait: Duration) async {
         guard wait > .zero else { return }
+        let now = ContinuousClock.now
+        if let lastRead = state.withLock({ $0.lastRead }), now - lastRead < Self.readsLately { return }
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try? await Task.sleep(for: wait) }
             tasks.addTask { await self.untilAReadWaits() }

@@ -52,3 +52,24 @@ func waitUntilSleeping(_ latch: BackendLatch, conninfo: String, timeout: Duratio
     }
     throw NeverSlept()
 }
+
+/// A task running `pg_sleep(seconds)` on a connection of `pool`, returned once the statement
+/// runs on the server, with the latch naming its backend. No statement time-out: only a cancel
+/// (or the connection's end) stops it early. `clientCheck` sets PostgreSQL's
+/// `client_connection_check_interval`, so the backend notices a vanished client while it sleeps.
+func sleepingStatement(
+    on pool: ConnectionPool, seconds: Int, clientCheck: String? = nil
+) async throws -> (task: Task<Void, any Error>, latch: BackendLatch) {
+    let running = BackendLatch()
+    let task = Task {
+        try await pool.withConnection { connection in
+            try connection.execute("SET statement_timeout = 0")
+            if let clientCheck { try connection.execute("SELECT set_config('client_connection_check_interval', \(clientCheck), false)") }
+            running.record(connection)
+            try connection.execute("SELECT pg_sleep(\(seconds))")
+        }
+    }
+    // Acted on while the statement runs on the server, not while the task waits to connect.
+    try await waitUntilSleeping(running, conninfo: TestDatabase.adminConninfo)
+    return (task, running)
+}

@@ -122,17 +122,8 @@ struct PoolTests {
     func cancelRunningStatement() async throws {
         try await TestDatabase.withSchema { conninfo, _ in
             let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
-            let running = BackendLatch()
-            let sleeper = Task {
-                try await pool.withConnection { connection in
-                    // No statement time-out: only the cancel can end the statement early with 57014.
-                    try connection.execute("SET statement_timeout = 0")
-                    running.record(connection)
-                    try connection.execute("SELECT pg_sleep(30)")
-                }
-            }
-            // Cancelled while the statement runs on the server, not while the task waits to connect.
-            try await waitUntilSleeping(running, conninfo: TestDatabase.adminConninfo)
+            // Only the cancel can end the statement early with 57014.
+            let (sleeper, _) = try await sleepingStatement(on: pool, seconds: 30)
             let clock = ContinuousClock()
             let started = clock.now
             sleeper.cancel()
@@ -177,18 +168,9 @@ struct CancelDeadlineTests {
             defer { proxy.close() }
             let pool = ConnectionPool(
                 conninfo: try proxy.conninfo(from: conninfo), maxConnections: 1, cancelDeadline: .seconds(2), logger: TestDatabase.logger)
-            let running = BackendLatch()
-            let sleeper = Task {
-                try await pool.withConnection { connection in
-                    try connection.execute("SET statement_timeout = 0")
-                    // A backend notices its client is gone only when it next talks to it, or at
-                    // this interval while a statement runs (PostgreSQL's own; off by default).
-                    try connection.execute("SET client_connection_check_interval = '100ms'")
-                    running.record(connection)
-                    try connection.execute("SELECT pg_sleep(60)")
-                }
-            }
-            try await waitUntilSleeping(running, conninfo: TestDatabase.adminConninfo)
+            // A backend notices its client is gone only when it next talks to it, or at the
+            // check interval while a statement runs (PostgreSQL's own; off by default).
+            let (sleeper, running) = try await sleepingStatement(on: pool, seconds: 60, clientCheck: "100ms")
             let stuckPID = try #require(running.pid)
             let clock = ContinuousClock()
             let started = clock.now
@@ -226,15 +208,7 @@ struct CancelDeadlineTests {
 
             // A cancel sent straight to the server right after is not held behind the swallowed one.
             let direct = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
-            let again = BackendLatch()
-            let second = Task {
-                try await direct.withConnection { connection in
-                    try connection.execute("SET statement_timeout = 0")
-                    again.record(connection)
-                    try connection.execute("SELECT pg_sleep(60)")
-                }
-            }
-            try await waitUntilSleeping(again, conninfo: TestDatabase.adminConninfo)
+            let (second, _) = try await sleepingStatement(on: direct, seconds: 60)
             let secondStarted = clock.now
             second.cancel()
             var cancelled = false
