@@ -21,65 +21,89 @@ package struct ContextLoader {
         let tokens = Array(Set(evidence.entries.compactMap(\.appAccountToken)))
         func array(_ values: [String]) -> PostgresArray { PostgresArray(values.map { Optional($0) }) }
 
-        let transactions = Self.transactionsQuery(transactionIds)
-        let refunds: SQL = .prepared("""
-            SELECT payload->>'transaction_id' FROM events
+        // Every look-up in one statement, each row tagged with the look-up it answers: a decision
+        // paid eight statements' costs for eight look-ups where one does the same index scans
+        // (docs/benchmarks.md, 2026-11-28, night). `version` carries the stream version, or the
+        // position where rows must keep the log's order; `detail` a refund's transaction id.
+        let redeemsOffer = userId != nil && evidence.entries.contains { $0.offerIdentifier != nil }
+        var lookUps: SQL = """
+            SELECT 0 AS part, coalesce(max(stream_version), 0) AS version, NULL::text AS type, NULL::jsonb AS payload, NULL::text AS detail
+            FROM events WHERE stream_id = \(Streams.catalog)
+            UNION ALL
+            SELECT 1, stream_version, event_type, payload, NULL FROM events
+            WHERE stream_id = ANY(\(array(transactionIds.map(Streams.transaction)))) AND stream_version = 1
+            UNION ALL
+            SELECT 2, stream_version, NULL, NULL, payload->>'transaction_id' FROM events
             WHERE stream_id = ANY(\(array(transactionIds.map(Streams.refund)))) AND stream_version = 1
-            """)
-        let owners: SQL = .prepared("""
-            SELECT DISTINCT ON (stream_id) stream_version, event_type, payload FROM events
-            WHERE stream_id = ANY(\(array(originals.map(Streams.ownership)))) ORDER BY stream_id, stream_version DESC
-            """)
-        let openOrders: SQL = .prepared("""
-            SELECT o.payload FROM events o
+            UNION ALL
+            (SELECT DISTINCT ON (stream_id) 3, stream_version, event_type, payload, NULL FROM events
+             WHERE stream_id = ANY(\(array(originals.map(Streams.ownership)))) ORDER BY stream_id, stream_version DESC)
+            UNION ALL
+            SELECT 4, o.position, NULL, o.payload, NULL FROM events o
             WHERE o.event_type = 'OrderCreated' AND o.payload->>'user_id' = \(userId ?? "")
               AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream_id = o.stream_id AND f.stream_version = 2)
-            ORDER BY o.position
-            """)
-        let byToken: SQL = .prepared("""
-            SELECT payload FROM events WHERE event_type = 'OrderCreated' AND payload->>'app_account_token' = ANY(\(array(tokens)))
-            """)
-        let named: SQL = .prepared("""
-            SELECT payload FROM events WHERE stream_id = \(Streams.order(namedOrderId ?? "")) AND stream_version = 1
-            """)
+            UNION ALL
+            SELECT 5, 0, NULL, payload, NULL FROM events
+            WHERE event_type = 'OrderCreated' AND payload->>'app_account_token' = ANY(\(array(tokens)))
+            UNION ALL
+            SELECT 6, 0, NULL, payload, NULL FROM events WHERE stream_id = \(Streams.order(namedOrderId ?? "")) AND stream_version = 1
+            """
+        // The signatures the user was given, when the evidence redeems an offer (most redeems
+        // none, and then nothing is asked): from the log, through its partial index by user
+        // (migration 0024), since a projection could trail a purchase made right after its
+        // signature.
+        if redeemsOffer {
+            lookUps.append("""
+
+                UNION ALL
+                SELECT 7, position, NULL, payload, NULL FROM events
+                WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId ?? "")
+                """)
+        }
         // Left to itself, PostgreSQL plans the `ANY(array)` look-ups afresh on every call: a custom
         // plan for a one-element array always looks cheaper than the generic plan's guess of ten,
         // so the plan cache never switches, and planning costs more than running them
         // (docs/benchmarks.md, 'Why the code is shaped so'). Their generic plans are the same index
         // scans; this applies until the pipeline's implicit transaction ends.
         let generic: SQL = .prepared("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
-        // The signatures the user was given, when the evidence redeems an offer (most redeems
-        // none, and then nothing is asked): from the log, through its partial index by user
-        // (migration 0024), since a projection could trail a purchase made right after its
-        // signature.
-        let redeemsOffer = userId != nil && evidence.entries.contains { $0.offerIdentifier != nil }
-        var statements = [generic, CatalogStore.headQuery, transactions, refunds, owners, openOrders, byToken, named]
-        if redeemsOffer {
-            statements.append(.prepared("""
-                SELECT payload FROM events
-                WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId ?? "") ORDER BY position
-                """))
-        }
-        let sent = try connection.pipeline(statements)
-        context.catalog = try catalogs.current(head: sent[1][0].decode(0), on: connection)
-        let results = Array(sent.dropFirst(2))
+        let rows = try connection.pipeline([generic, lookUps.prepared()])[1]
 
-        context.transactions = try Self.transactionRecords(results[0])
-        for row in results[1] { context.refunded.insert(try row.decode(0)) }
-        for row in results[2] {
-            let version: Int64 = try row.decode(0)
-            switch try Self.event(row, type: 1, payload: 2) {
+        var transactionRows: [PostgresRow] = []
+        var ownerRows: [PostgresRow] = []
+        var openOrders: [(position: Int64, row: PostgresRow)] = []
+        var tokenOrders: [PostgresRow] = []
+        var namedOrders: [PostgresRow] = []
+        var signatures: [(position: Int64, row: PostgresRow)] = []
+        var catalogHead: Int64 = 0
+        for row in rows {
+            switch try row.decode(0, as: Int32.self) {
+            case 0: catalogHead = try row.decode(1)
+            case 1: transactionRows.append(row)
+            case 2: context.refunded.insert(try row.decode(4))
+            case 3: ownerRows.append(row)
+            case 4: openOrders.append((try row.decode(1), row))
+            case 5: tokenOrders.append(row)
+            case 6: namedOrders.append(row)
+            default: signatures.append((try row.decode(1), row))
+            }
+        }
+        context.catalog = try catalogs.current(head: catalogHead, on: connection)
+        context.transactions = try Self.transactionRecords(transactionRows, type: 2, payload: 3)
+        for row in ownerRows {
+            let version: Int64 = try row.decode(1)
+            switch try Self.event(row, type: 2, payload: 3) {
             case .ownershipClaimed(let c): context.owners[c.originalTransactionId] = Ownership(userId: c.userId, streamVersion: version)
             case .ownershipTransferred(let t): context.owners[t.originalTransactionId] = Ownership(userId: t.toUserId, streamVersion: version)
             default: break
             }
         }
-        if userId != nil { context.openOrders = try orders(results[3]) }
-        for order in try orders(results[4]) { context.ordersByToken[order.appAccountToken] = order }
-        if namedOrderId != nil { context.namedOrder = try orders(results[5]).first }
+        if userId != nil { context.openOrders = try orders(openOrders.sorted { $0.position < $1.position }.map(\.row)) }
+        for order in try orders(tokenOrders) { context.ordersByToken[order.appAccountToken] = order }
+        if namedOrderId != nil { context.namedOrder = try orders(namedOrders).first }
         if redeemsOffer {
-            context.offerSignatures = try results[6].compactMap {
-                guard case .offerSignatureIssued(let issued) = try LedgerEvent(type: OfferSignatureIssued.eventType, payload: Data($0.decode(0, as: JSONB.self).bytes))
+            context.offerSignatures = try signatures.sorted { $0.position < $1.position }.compactMap {
+                guard case .offerSignatureIssued(let issued) = try LedgerEvent(
+                    type: OfferSignatureIssued.eventType, payload: Data($0.row.decode(3, as: JSONB.self).bytes))
                 else { return nil }
                 return issued
             }
@@ -96,11 +120,14 @@ package struct ContextLoader {
             """)
     }
 
-    /// `transactionsQuery`'s rows, by transaction id.
-    package static func transactionRecords(_ rows: PostgresRows) throws -> [String: TransactionRecord] {
+    /// `transactionsQuery`'s rows (their event type and payload in columns `type` and
+    /// `payload`), by transaction id.
+    package static func transactionRecords(
+        _ rows: some Sequence<PostgresRow>, type: Int = 0, payload: Int = 1
+    ) throws -> [String: TransactionRecord] {
         var records: [String: TransactionRecord] = [:]
         for row in rows {
-            switch try event(row, type: 0, payload: 1) {
+            switch try event(row, type: type, payload: payload) {
             case .purchaseDelivered(let d): records[d.transactionId] = .delivered(d)
             case .subscriptionRenewalSeen(let r): records[r.transactionId] = .renewal(r)
             default: break
@@ -113,7 +140,8 @@ package struct ContextLoader {
         try LedgerEvent(type: row.decode(type), payload: Data(row.decode(payload, as: JSONB.self).bytes))
     }
 
-    private func orders(_ rows: PostgresRows) throws -> [OrderCreated] {
-        try rows.map { try LedgerJSON.decoder.decode(OrderCreated.self, from: Data($0.decode(0, as: JSONB.self).bytes)) }
+    /// Orders from the look-ups' rows (the payload in column 3).
+    private func orders(_ rows: [PostgresRow]) throws -> [OrderCreated] {
+        try rows.map { try LedgerJSON.decoder.decode(OrderCreated.self, from: Data($0.decode(3, as: JSONB.self).bytes)) }
     }
 }
