@@ -107,6 +107,14 @@ public struct ReadModels: Sendable {
             guard let replica else { return try await pool.withConnection(body) }
             return try await replica.withConnection(after: .lsn(try await ReplicaReads.currentLSN(on: pool)), primary: pool, body)
         case .position(let position):
+            if runner.appliedPosition < position {
+                // A position is answered only once committed, so one past the primary's head was
+                // never this log's: a client error at once, not a 10 s wait for a 503.
+                let head = try await runner.store.headPosition()
+                guard position <= head else {
+                    throw LedgerServiceError(.invalidRequest, "X-Ledger-After \(position) is past the log's head (\(head)): no answer of this ledger named it")
+                }
+            }
             try await runner.waitUntilApplied(position, timeout: Self.positionTimeout)
             guard let replica else { return try await pool.withConnection(body) }
             return try await replica.withConnection(
