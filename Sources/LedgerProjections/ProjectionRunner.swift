@@ -77,6 +77,10 @@ public final class ProjectionRunner: Sendable {
     /// The incremental chain check the runner keeps moving along with the projections.
     public var chain: ChainWatch { ChainWatch(pool: store.pool, logger: logger) }
 
+    /// Reads waiting for this runner now (`waitUntilApplied`), as the pool's `waitingCount`:
+    /// for tests that must know a read waits before they let the runner go on.
+    public var waitingReads: Int { state.withLock { $0.waiters.values.count { $0.urgent } } }
+
     /// The names of the projections it applies, as `projection_checkpoints` holds them.
     public var projectionNames: [String] { projections.map(\.name) }
 

@@ -78,7 +78,7 @@ struct ReadPositionTests {
 
             // A read after their receipt waits for it: it answers once the runner is let go.
             async let waiting = ledger.request(.GET, "/v1/users/theirs", headers: [("X-Ledger-After", String(later))])
-            try await Task.sleep(for: .milliseconds(300))
+            try await ledger.eventually("the read waits for the runner") { ledger.server.runner.waitingReads == 1 }
             try await hold.release()
             let afterLater = try await waiting
             #expect(afterLater.status == 200)
