@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "EventStore",
             dependencies: [
-                "Postgres",
+                "Postgres", "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -340,7 +340,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"], swiftSettings: strict),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "Primitives", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LedgerSchema", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "AppStoreTests",

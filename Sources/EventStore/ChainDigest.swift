@@ -1,4 +1,5 @@
 import Postgres
+import Primitives
 
 /// A published chain head, `POSITION:HASH` (hash in lowercase hex). Publishing it (in a
 /// ticket, an email to the auditor, a newspaper) lets anyone later prove that the log still

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import Postgres
+import Primitives
 
 /// Applies numbered SQL files in order, in the schema first on the connection's search_path.
 /// Each applied file is recorded with its sha256; a recorded file whose text changed since is

@@ -1,5 +1,6 @@
 import Crypto
 import Postgres
+import Primitives
 import Synchronization
 
 /// How many wrong tokens the console's sign-in takes before it answers 429 with `Retry-After`.

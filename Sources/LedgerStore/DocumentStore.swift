@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Postgres
+import Primitives
 
 /// Verbatim evidence (receipts, Apple's bodies, notifications), stored once under the sha256 of
 /// its bytes in the append-only `documents` table; events cite it by that name.

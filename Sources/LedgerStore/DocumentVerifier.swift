@@ -1,5 +1,6 @@
 import Crypto
 import Postgres
+import Primitives
 
 /// Checks the evidence behind the events: every document an event cites exists, and every
 /// stored document's bytes hash to its name (recomputed here, not trusted to the table's CHECK).

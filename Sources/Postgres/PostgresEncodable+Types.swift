@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 // Conformances of standard types. Parameters go in text format, except bytea (binary: raw bytes).
 // Results arrive in text format unless a query asks for binary, so each decoder reads both

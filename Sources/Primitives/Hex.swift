@@ -19,7 +19,7 @@ public enum Hex {
         decode(digits: Array(text.utf8)[...])
     }
 
-    static func decode(digits text: ArraySlice<UInt8>) -> [UInt8]? {
+    public static func decode(digits text: ArraySlice<UInt8>) -> [UInt8]? {
         guard text.count % 2 == 0 else { return nil }
         func nibble(_ c: UInt8) -> UInt8? {
             switch c {
