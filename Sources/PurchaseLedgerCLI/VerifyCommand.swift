@@ -5,6 +5,7 @@ import LedgerService
 import LedgerStore
 import Logging
 import Postgres
+import Primitives
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,14 +44,15 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints what a published digest says; a log that no longer extends it exits 3.
+/// Prints what a published digest says: another event at its position exits 3 (history was
+/// rewritten), a log that ends before it exits 4 (a restore lost events; docs/cli.md).
 func printDigestCheck(_ check: ChainVerifier.DigestCheck, of digest: ChainDigest) throws {
     switch check {
     case .extends:
         print("digest verified: the log extends \(digest)")
     case .truncated(let head):
         print("digest broken: the log ends at position \(head), before the published position \(digest.position)")
-        throw ExitCode(3)
+        throw ExitCode(4)
     case .differs(let found):
         print("digest broken: the event at position \(digest.position) has hash \(found.hexString), not the published \(digest.hash.hexString)")
         throw ExitCode(3)

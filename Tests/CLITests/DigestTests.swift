@@ -40,7 +40,7 @@ struct DigestTests {
                 // A published position the log no longer reaches: events were removed.
                 let beyond = "9" + published.drop(while: { $0 != ":" })
                 let truncated = try await ToolRun.run(["verify", "--digest", beyond], databaseURL: original)
-                #expect(truncated.status == 3, "\(truncated.output)")
+                #expect(truncated.status == 4, "\(truncated.output)")
                 #expect(truncated.output.contains("digest broken: the log ends at position 2, before the published position 9"))
 
                 let malformed = try await ToolRun.run(["verify", "--digest", "12:zz"], databaseURL: original)
