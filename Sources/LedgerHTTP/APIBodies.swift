@@ -5,6 +5,7 @@ import Ledger
 import LedgerQueries
 import LedgerService
 import NIOCore
+import Primitives
 
 /// Request bodies of docs/http-api.md, decoded strictly: a missing field, a wrong type or a value
 /// out of range is a 400 `invalid_request` naming the field, never a 5xx.
@@ -120,6 +121,27 @@ struct WrittenNull<Value: Encodable>: Encodable {
 
 /// Answers of docs/http-api.md with every field present (null when unknown), as documented.
 enum APIAnswers {
+    /// `GET /v1/events` with an `after`/`after_hash` the log no longer holds (409): the error,
+    /// and the head to resume from.
+    struct HistoryDivergedBody: Encodable {
+        struct Head: Encodable {
+            var position: Int64
+            var hash: String
+        }
+        var error: ErrorBody.Detail
+        var head: Head
+
+        init(_ diverged: HistoryDiverged) {
+            let what = diverged.truncated
+                ? "the log ends at position \(diverged.head), before \(diverged.position)"
+                : "the event at position \(diverged.position) has another hash"
+            error = .init(
+                code: "history_diverged",
+                message: "\(what): the ledger was restored to an earlier point; resume after the head")
+            head = Head(position: diverged.head, hash: Hex.encode(diverged.headHash))
+        }
+    }
+
     /// `POST /v1/offers/signatures` (201).
     struct OfferSignature: Encodable {
         var signature: String

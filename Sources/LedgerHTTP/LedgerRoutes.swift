@@ -290,7 +290,20 @@ struct LedgerRoutes: Sendable {
         let after = try integer("after", default: 0, in: 0...Int64.max)
         let limit = try integer("limit", default: 100, in: 1...Int64(ReadModels.feedLimit))
         let wait = try integer("wait", default: 0, in: 0...ReadModels.feedWaitLimit.components.seconds)
-        let page = try await reads.events(after: after, limit: Int(limit), wait: .seconds(wait))
+        var afterHash: String?
+        if let text = parameters.get("after_hash") {
+            let hash = text.lowercased()
+            guard (16...64).contains(hash.utf8.count), hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+                throw APIError.invalidRequest("after_hash is 16 to 64 hex digits of the chain hash at `after` (data.hash, or the id's middle part)")
+            }
+            afterHash = hash
+        }
+        let page: EventFeedPage
+        do {
+            page = try await reads.events(after: after, afterHash: afterHash, limit: Int(limit), wait: .seconds(wait))
+        } catch let diverged as HistoryDiverged {
+            return try JSONResponse.make(APIAnswers.HistoryDivergedBody(diverged), status: .conflict)
+        }
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: page.json)))

@@ -303,9 +303,9 @@ struct ProjectionBatch {
             }
             if !webhookEvents.isEmpty {
                 copies.append(CopyRows(
-                    table: "projection_webhook_events", columns: ["position", "sequence", "user_id", "type", "body"],
+                    table: "projection_webhook_events", columns: ["position", "sequence", "user_id", "type", "body", "hash_prefix"],
                     rows: webhookEvents.map {
-                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, $0.bodyText]
+                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, $0.bodyText, $0.hashPrefix]
                     }))
             }
         }
@@ -327,11 +327,12 @@ struct ProjectionBatch {
             // The body's bytes are stored as made, so every send and every page serves the same.
             let bodies = webhookEvents.map { Optional($0.bodyText) }
             sql.append(.prepared("""
-                INSERT INTO projection_webhook_events (position, sequence, user_id, type, body)
+                INSERT INTO projection_webhook_events (position, sequence, user_id, type, body, hash_prefix)
                 SELECT * FROM unnest(\(Self.integers(webhookEvents.map(\.position)))::bigint[],
                                      \(Self.integers(webhookEvents.map { Int64($0.sequence) }))::integer[],
                                      \(Self.texts(webhookEvents.map(\.userId)))::text[],
-                                     \(Self.texts(webhookEvents.map(\.type.rawValue)))::text[], \(Self.texts(bodies))::text[])
+                                     \(Self.texts(webhookEvents.map(\.type.rawValue)))::text[], \(Self.texts(bodies))::text[],
+                                     \(Self.texts(webhookEvents.map(\.hashPrefix)))::text[])
                 ON CONFLICT (position, sequence) DO NOTHING
                 """))
         }

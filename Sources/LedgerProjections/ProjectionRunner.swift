@@ -503,7 +503,7 @@ public final class ProjectionRunner: Sendable {
     typealias DecodedPage = [(place: EventPlace, event: LedgerEvent)]
 
     static func decode(_ page: [RecordedEvent]) throws -> DecodedPage {
-        try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000), event: try $0.ledgerEvent) }
+        try page.map { (place: EventPlace(position: $0.position, recordedAtMs: $0.recordedAt.microsecondsSince1970 / 1000, hash: $0.hash), event: try $0.ledgerEvent) }
     }
 
     static func apply(

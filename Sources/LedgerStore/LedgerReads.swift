@@ -374,6 +374,21 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - The chain as it stands
+
+    /// The chain hash of the event at `position` (nil when the log ends before it) and the
+    /// log's head with its hash (0 and the genesis hash for an empty log), in one statement, so
+    /// they agree: what a feed consumer's resume is checked against after a restore.
+    public static func chainPlace(at position: Int64, on connection: Connection) throws -> (hash: [UInt8]?, head: Int64, headHash: [UInt8]) {
+        let row = try connection.query(.prepared("""
+            SELECT (SELECT hash FROM events WHERE position = \(position)), h.position, h.hash
+            FROM (SELECT 1) one LEFT JOIN (SELECT position, hash FROM events ORDER BY position DESC LIMIT 1) h ON true
+            """))[0]
+        let head: Int64? = try row.decode(1)
+        let headHash: [UInt8]? = try row.decode(2)
+        return (try row.decode(0), head ?? 0, headHash ?? ChainVerifier.genesisHash)
+    }
+
     // MARK: - Timelines
 
     /// The events of `subject` ("kind:id") and of every subject linked from it, found subject by

@@ -52,7 +52,7 @@ struct WebhookDeliveryStore: Sendable {
         let name = endpoint.name
         return try await pool.withConnection { connection in
             let rows = try connection.query("""
-                SELECT h.position, h.sequence, h.user_key, m.body, h.attempts FROM (
+                SELECT h.position, h.sequence, h.user_key, m.body, h.attempts, m.hash_prefix FROM (
                     SELECT DISTINCT ON (user_key) position, sequence, user_key, attempts, next_attempt_at
                     FROM webhook_outstanding WHERE endpoint = \(name) ORDER BY user_key, position, sequence
                 ) h JOIN projection_webhook_events m ON m.position = h.position AND m.sequence = h.sequence
@@ -60,7 +60,9 @@ struct WebhookDeliveryStore: Sendable {
                 """)
             return try rows.map { row in
                 let body: String = try row.decode(3)
-                return (WebhookMessage(position: try row.decode(0), sequence: try row.decode(1), userKey: try row.decode(2), body: Data(body.utf8)),
+                return (WebhookMessage(
+                            position: try row.decode(0), sequence: try row.decode(1), hashPrefix: try row.decode(5), userKey: try row.decode(2),
+                            body: Data(body.utf8)),
                         try row.decode(4))
             }
         }
@@ -89,18 +91,20 @@ struct WebhookDeliveryStore: Sendable {
             let position: Int64 = try connection.query("SELECT position FROM webhook_endpoints WHERE name = \(name)")[0].decode(0)
             let rows = try connection.query("""
                 WITH page AS (
-                    SELECT position, sequence, user_id, body FROM projection_webhook_events
+                    SELECT position, sequence, user_id, body, hash_prefix FROM projection_webhook_events
                     WHERE position > \(position) ORDER BY position, sequence LIMIT \(Int64(limit))
                 )
-                SELECT position, sequence, coalesce(user_id, ''), body FROM page
+                SELECT position, sequence, coalesce(user_id, ''), body, hash_prefix FROM page
                 UNION
-                SELECT m.position, m.sequence, coalesce(m.user_id, ''), m.body FROM projection_webhook_events m
+                SELECT m.position, m.sequence, coalesce(m.user_id, ''), m.body, m.hash_prefix FROM projection_webhook_events m
                 WHERE m.position = (SELECT max(position) FROM page)
                 ORDER BY 1, 2
                 """)
             let messages = try rows.map { row -> WebhookMessage in
                 let body: String = try row.decode(3)
-                return WebhookMessage(position: try row.decode(0), sequence: try row.decode(1), userKey: try row.decode(2), body: Data(body.utf8))
+                return WebhookMessage(
+                    position: try row.decode(0), sequence: try row.decode(1), hashPrefix: try row.decode(4), userKey: try row.decode(2),
+                    body: Data(body.utf8))
             }
             let users = Array(Set(messages.map(\.userKey)))
             var blocked = Set<String>()

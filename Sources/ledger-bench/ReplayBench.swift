@@ -192,7 +192,7 @@ enum ReplayBench {
             let page = try await store.events(after: position, limit: pageSize)
             guard let last = page.last else { break }
             for recorded in page {
-                let place = EventPlace(position: recorded.position, recordedAtMs: recorded.recordedAt.microsecondsSince1970 / 1000)
+                let place = EventPlace(position: recorded.position, recordedAtMs: recorded.recordedAt.microsecondsSince1970 / 1000, hash: recorded.hash)
                 let event = decoder
                     ? try LedgerEvent.decodedByDecoder(type: recorded.type, payload: Data(recorded.payload.bytes)) : try recorded.ledgerEvent
                 for projection in Projections.all { changes += projection.changes(for: event, at: place).count }

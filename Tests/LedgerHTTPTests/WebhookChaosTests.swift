@@ -373,11 +373,11 @@ struct WebhookChaosTests {
     /// The ids (`webhook-id`) of every message of the webhook projection.
     static func projectedIds(_ pool: ConnectionPool) async throws -> Set<String> {
         try await pool.withConnection { connection in
-            let rows = try connection.query("SELECT position, sequence FROM projection_webhook_events")
+            let rows = try connection.query("SELECT position, sequence, hash_prefix FROM projection_webhook_events")
             let ids = try rows.map { row in
                 let position = try row.decode(0, as: Int64.self)
                 let sequence = try row.decode(1, as: Int32.self)
-                return "evt_\(position)_\(sequence)"
+                return "evt_\(position)_\(try row.decode(2, as: String.self))_\(sequence)"
             }
             return Set(ids)
         }
@@ -399,11 +399,13 @@ struct WebhookChaosTests {
         try await pool.withConnection { connection in
             var attempts: [String: Int] = [:]
             for row in try connection.query("""
-                SELECT position, sequence, attempts FROM webhook_outstanding WHERE endpoint = \(endpoint) AND attempts > 0
+                SELECT o.position, o.sequence, o.attempts, m.hash_prefix FROM webhook_outstanding o
+                JOIN projection_webhook_events m ON m.position = o.position AND m.sequence = o.sequence
+                WHERE o.endpoint = \(endpoint) AND o.attempts > 0
                 """) {
                 let position = try row.decode(0, as: Int64.self)
                 let sequence = try row.decode(1, as: Int32.self)
-                attempts["evt_\(position)_\(sequence)"] = Int(try row.decode(2, as: Int32.self)) + 1
+                attempts["evt_\(position)_\(try row.decode(3, as: String.self))_\(sequence)"] = Int(try row.decode(2, as: Int32.self)) + 1
             }
             return attempts
         }

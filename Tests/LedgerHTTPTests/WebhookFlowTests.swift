@@ -17,9 +17,12 @@ struct WebhookFlowTests {
     /// The feed from the first position to the end, following `next`.
     static func feed(_ ledger: LedgerHarness, limit: Int = 7) async throws -> [[String: Any]] {
         var after = 0
+        var hash: String?
         var all: [[String: Any]] = []
         while true {
-            let page = try await ledger.get("/v1/events?after=\(after)&limit=\(limit)")
+            // Each page after the first resumes as a consumer does: after the last position it
+            // holds, with that event's hash, which the log still has.
+            let page = try await ledger.get("/v1/events?after=\(after)&limit=\(limit)" + (hash.map { "&after_hash=\($0)" } ?? ""))
             #expect(page.status == 200)
             let events = page.json["events"] as? [[String: Any]] ?? []
             let next = page.json["next"] as? Int ?? -1
@@ -32,6 +35,8 @@ struct WebhookFlowTests {
             #expect(next == last)
             all += events
             after = next
+            hash = (events.last?["data"] as? [String: Any])?["hash"] as? String
+            #expect(hash?.wholeMatch(of: /[0-9a-f]{64}/) != nil)
         }
     }
 
@@ -93,6 +98,37 @@ struct WebhookFlowTests {
                 var body = object
                 body["id"] = nil
                 #expect(NSDictionary(dictionary: body).isEqual(to: arrival.json), "\(arrival.id) served as sent")
+                // The id names the event's position, its hash's first 16 hex digits, the sequence.
+                let data = try #require(arrival.data["hash"] as? String)
+                #expect(arrival.id.hasPrefix("evt_\(arrival.data["position"] as? Int ?? -1)_\(data.prefix(16))_"))
+            }
+
+            // A resume point the log does not hold: 409 history_diverged with the head to resume
+            // after. Another hash at a position the log has, and a position past its end.
+            let newest = try #require(feed.last)
+            let lastPosition = try #require((newest["data"] as? [String: Any])?["position"] as? Int)
+            let lastHash = try #require((newest["data"] as? [String: Any])?["hash"] as? String)
+            let head = try #require(try await ledger.pool.withConnection { connection in
+                try connection.query("SELECT position, encode(hash, 'hex') FROM events ORDER BY position DESC LIMIT 1").first
+                    .map { (try $0.decode(0, as: Int64.self), try $0.decode(1, as: String.self)) }
+            })
+            let resumed = try await ledger.get("/v1/events?after=\(lastPosition)&after_hash=\(lastHash.prefix(16))")
+            #expect(resumed.status == 200, "the id's 16 digits are enough to resume")
+            let otherHash = String(lastHash.map { $0 == "0" ? "1" : "0" })
+            for query in ["after=\(lastPosition)&after_hash=\(otherHash)", "after=\(head.0 + 5)&after_hash=\(lastHash)"] {
+                let diverged = try await ledger.get("/v1/events?\(query)")
+                #expect(diverged.status == 409, "\(query)")
+                #expect((diverged.json["error"] as? [String: Any])?["code"] as? String == "history_diverged")
+                let told = try #require(diverged.json["head"] as? [String: Any])
+                // The head as the read saw it: the one read above, unless a worker appended since.
+                let position = try #require(told["position"] as? Int)
+                #expect(position >= Int(head.0))
+                if position == Int(head.0) { #expect(told["hash"] as? String == head.1) }
+            }
+            for bad in ["zz", "abc", String(repeating: "a", count: 65)] {
+                let refused = try await ledger.get("/v1/events?after=1&after_hash=\(bad)")
+                #expect(refused.status == 400, "after_hash=\(bad)")
+                #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "invalid_request")
             }
 
             // Redelivery of a range of positions, by the command an operator runs: the same ids
@@ -133,9 +169,10 @@ struct WebhookFlowTests {
         }
     }
 
+    /// The (position, sequence) of an id `evt_POSITION_HASH16_SEQUENCE`.
     static func order(_ id: String) -> (Int, Int) {
         let parts = id.split(separator: "_")
-        return (Int(parts[1]) ?? 0, Int(parts[2]) ?? 0)
+        return (Int(parts[1]) ?? 0, Int(parts[3]) ?? 0)
     }
 
     @Test("a refusing endpoint is retried until it answers, and its backlog and last error show meanwhile")

@@ -38,10 +38,14 @@ struct WebhookFoldTests {
         var out: [WebhookEvent] = []
         for (index, (event, recordedAtMs)) in timeline.enumerated() {
             out += WebhookFold.messages(
-                for: event, at: EventPlace(position: position + Int64(index), recordedAtMs: recordedAtMs), states: &states)
+                for: event, at: EventPlace(position: position + Int64(index), recordedAtMs: recordedAtMs, hash: hash(position + Int64(index))),
+                states: &states)
         }
         return out
     }
+
+    /// A stand-in chain hash for the event at `position`: its low byte, 32 times.
+    static func hash(_ position: Int64) -> [UInt8] { [UInt8](repeating: UInt8(truncatingIfNeeded: position), count: 32) }
 
     /// The states of `keys` as the runner loads them: decoded from what it stored.
     static func load(_ keys: some Sequence<String>, from stored: [String: Data]) throws -> [String: WebhookState] {
@@ -153,9 +157,10 @@ struct WebhookFoldTests {
 
     // MARK: Reading messages
 
-    /// `id type user`, to compare a log's messages at a glance.
+    /// `evt_POSITION_SEQUENCE type user` (the id without its hash part), to compare a log's
+    /// messages at a glance.
     static func line(_ message: WebhookEvent) -> String {
-        "\(message.id) \(message.type.rawValue) \(message.userId ?? "-")"
+        "evt_\(message.position)_\(message.sequence) \(message.type.rawValue) \(message.userId ?? "-")"
     }
 
     /// A `balance.changed` message as `unit change balance` (`coins -30 70`); nil for other types.
@@ -210,7 +215,9 @@ struct WebhookFoldTests {
         try #require(messages.count == 2)
         #expect(messages.map(\.type) == [.purchaseDelivered, .balanceChanged])
         #expect(messages.map(\.sequence) == [0, 1])
-        #expect(messages.map(\.id) == ["evt_7_0", "evt_7_1"])
+        // Ids name the position, the chain hash's first 16 hex digits and the sequence.
+        #expect(messages.map(\.id) == ["evt_7_0707070707070707_0", "evt_7_0707070707070707_1"])
+        #expect(messages.allSatisfy { $0.hash == Self.hash(7) })
         #expect(messages.allSatisfy { $0.position == 7 && $0.userId == Given.alice && $0.recordedAtMs == Self.t0 })
         #expect(messages[0].fields == [
             "transaction_id": .string("C1"), "original_transaction_id": .string("C1"), "product_id": .string(Given.coins),
@@ -623,7 +630,7 @@ struct WebhookFoldTests {
             let keys = WebhookFold.keys(for: event)
             var states = try Self.load(keys, from: stored)
             messages += WebhookFold.messages(
-                for: event, at: EventPlace(position: Int64(index) + 1, recordedAtMs: recordedAtMs), states: &states)
+                for: event, at: EventPlace(position: Int64(index) + 1, recordedAtMs: recordedAtMs, hash: Self.hash(Int64(index) + 1)), states: &states)
             #expect(Set(states.keys).isSubset(of: keys), "event \(index + 1) left a state of a key keys(for:) does not name")
             for (key, state) in states { stored[key] = try LedgerJSON.encoder.encode(state) }
         }
@@ -648,7 +655,7 @@ struct WebhookFoldTests {
             var states = try Self.load(keys, from: stored)
             let loaded = states
             for (offset, (event, recordedAtMs)) in page.enumerated() {
-                let place = EventPlace(position: Int64(start + offset) + 1, recordedAtMs: recordedAtMs)
+                let place = EventPlace(position: Int64(start + offset) + 1, recordedAtMs: recordedAtMs, hash: Self.hash(Int64(start + offset) + 1))
                 messages += WebhookFold.messages(for: event, at: place, states: &states)
             }
             #expect(Set(states.keys).isSubset(of: keys))
@@ -701,22 +708,23 @@ struct WebhookFoldTests {
         let debited = try #require(messages.first { $0.position == 2 && $0.type == .balanceChanged })
         // Then
         #expect(String(decoding: reversed.body, as: UTF8.self)
-            == #"{"data":{"position":3,"transaction_id":"C1","user_id":"user-alice"},"timestamp":"2023-11-14T22:15:20.000Z","type":"refund.reversed"}"#)
+            == #"{"data":{"hash":"0303030303030303030303030303030303030303030303030303030303030303","position":3,"transaction_id":"C1","user_id":"user-alice"},"timestamp":"2023-11-14T22:15:20.000Z","type":"refund.reversed"}"#)
         #expect(String(decoding: debited.body, as: UTF8.self)
-            == #"{"data":{"balance":0,"change":-100,"position":2,"unit":"coins","user_id":"user-alice"},"timestamp":"2023-11-14T22:14:20.000Z","type":"balance.changed"}"#)
+            == #"{"data":{"balance":0,"change":-100,"hash":"0202020202020202020202020202020202020202020202020202020202020202","position":2,"unit":"coins","user_id":"user-alice"},"timestamp":"2023-11-14T22:14:20.000Z","type":"balance.changed"}"#)
     }
 
     @Test("a message of no one has no user_id; nulls are written as null; the timestamp keeps its milliseconds")
     func bodyWithoutUser() {
         // Given a message made of no user's subscription
+        let hash = [UInt8](0..<32)
         let message = WebhookEvent(
-            position: 5, sequence: 2, type: .subscriptionExpired, userId: nil, recordedAtMs: Self.t0 + 45,
+            position: 5, hash: hash, sequence: 2, type: .subscriptionExpired, userId: nil, recordedAtMs: Self.t0 + 45,
             fields: ["original_transaction_id": .string("S9"), "product_id": .null, "expires_at": .null])
         // Then
-        #expect(message.id == "evt_5_2")
-        #expect(WebhookEvent.id(position: 12, sequence: 0) == "evt_12_0")
+        #expect(message.id == "evt_5_0001020304050607_2")
+        #expect(WebhookEvent.id(position: 12, hashPrefix: "ffeeddccbbaa9988", sequence: 0) == "evt_12_ffeeddccbbaa9988_0")
         #expect(String(decoding: message.body, as: UTF8.self)
-            == #"{"data":{"expires_at":null,"original_transaction_id":"S9","position":5,"product_id":null},"timestamp":"2023-11-14T22:13:20.045Z","type":"subscription.expired"}"#)
+            == #"{"data":{"expires_at":null,"hash":"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f","original_transaction_id":"S9","position":5,"product_id":null},"timestamp":"2023-11-14T22:13:20.045Z","type":"subscription.expired"}"#)
     }
 
     @Test("a delivery's body, decoded as a receiver decodes it")
@@ -731,7 +739,7 @@ struct WebhookFoldTests {
         #expect(top["type"] as? String == "purchase.delivered")
         #expect(top["timestamp"] as? String == "2023-11-14T22:13:20.000Z")
         #expect(Set(data.keys) == [
-            "position", "user_id", "transaction_id", "original_transaction_id", "product_id", "quantity", "environment", "order_id",
+            "position", "hash", "user_id", "transaction_id", "original_transaction_id", "product_id", "quantity", "environment", "order_id",
         ])
         #expect(data["position"] as? Int == 1)
         #expect(data["user_id"] as? String == Given.bob)
@@ -762,9 +770,10 @@ struct WebhookFoldTests {
             #expect(top["timestamp"] as? String == RevenueDay.iso8601(message.recordedAtMs))
             #expect(data["position"] as? Int == Int(message.position))
             #expect(data["user_id"] as? String == message.userId)
-            let required = (Self.contractFields[message.type] ?? []).union(["position", "user_id"])
+            let required = (Self.contractFields[message.type] ?? []).union(["position", "hash", "user_id"])
             #expect(required.isSubset(of: Set(data.keys)), "\(Self.line(message)) lacks \(required.subtracting(data.keys).sorted())")
-            #expect(message.id == "evt_\(message.position)_\(message.sequence)")
+            #expect(data["hash"] as? String == Hex.encode(Self.hash(message.position)))
+            #expect(message.id == "evt_\(message.position)_\(Hex.encode(Self.hash(message.position).prefix(8)))_\(message.sequence)")
         }
         // Within one ledger event: sequences from 0, types in docs/webhooks.md's order
         for position in Set(messages.map(\.position)) {

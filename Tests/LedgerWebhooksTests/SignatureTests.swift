@@ -204,7 +204,8 @@ struct SignatureTests {
         // A message as the ledger sends it: its body's bytes (a non-ASCII user id included), its
         // id, and the current time, since the library refuses a timestamp 5 minutes off.
         let message = WebhookEvent(
-            position: 42, sequence: 0, type: .balanceChanged, userId: "user-é", recordedAtMs: 1_795_000_000_123, fields: [:])
+            position: 42, hash: [UInt8](repeating: 0xab, count: 32), sequence: 0, type: .balanceChanged, userId: "user-é",
+            recordedAtMs: 1_795_000_000_123, fields: [:])
         let body = message.body
         let timestamp = Int64(Date().timeIntervalSince1970)
         let old = WebhookSecrets.generate()
@@ -215,7 +216,7 @@ struct SignatureTests {
         let accepted = try await ReadmeReceiver.receive(
             file, secret: old, id: message.id, timestamp: timestamp, body: body, signature: single)
         #expect(accepted.exit == .success, "\(accepted.output)")
-        #expect(accepted.output.contains("verified evt_42_0"), "\(accepted.output)")
+        #expect(accepted.output.contains("verified evt_42_abababababababab_0"), "\(accepted.output)")
         #expect(accepted.output.contains("balance.changed 42"), "\(accepted.output)")
 
         // Rotating: both signatures sent; a receiver holding either secret accepts.
@@ -223,7 +224,7 @@ struct SignatureTests {
         for held in [old, new] {
             let run = try await ReadmeReceiver.receive(file, secret: held, id: message.id, timestamp: timestamp, body: body, signature: both)
             #expect(run.exit == .success, "\(run.output)")
-            #expect(run.output.contains("verified evt_42_0"), "\(run.output)")
+            #expect(run.output.contains("verified evt_42_abababababababab_0"), "\(run.output)")
         }
 
         // A changed body, or a secret the ledger does not sign with: refused.

@@ -56,10 +56,15 @@ public struct EventPlace: Sendable, Hashable {
     public var position: Int64
     /// Milliseconds since 1970, UTC, when the event was recorded.
     public var recordedAtMs: Int64
+    /// The event's chain hash (32 bytes): what tells this event apart from another written at
+    /// the same position after a restore (webhook ids name it). Empty only in tests of pure
+    /// folds that never look at it.
+    public var hash: [UInt8]
 
-    public init(position: Int64, recordedAtMs: Int64) {
+    public init(position: Int64, recordedAtMs: Int64, hash: [UInt8] = []) {
         self.position = position
         self.recordedAtMs = recordedAtMs
+        self.hash = hash
     }
 }
 

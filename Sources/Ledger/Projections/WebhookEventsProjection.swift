@@ -26,7 +26,8 @@ public struct WebhookEventsProjection: FoldingProjection {
     public let name = "webhook_events"
     /// 2: an extended renewal date is told (`subscription.extended`).
     /// 3: so is one Apple tells by RENEWAL_EXTENDED (a mass extension).
-    public let version: Int32 = 3
+    /// 4: bodies carry their ledger event's chain `hash`, ids its first 16 hex digits.
+    public let version: Int32 = 4
     public let tables = ["projection_webhook_events", "projection_webhook_state"]
     public let stateTable = "projection_webhook_state"
 

@@ -3,11 +3,15 @@ import Primitives
 
 /// What the ledger tells the app's backends about one change: a Standard Webhooks message
 /// (`{"type","timestamp","data"}`), made from one ledger event. Its id and bytes come from the
-/// log alone (the event's position, its place among that event's messages, its recorded time),
-/// so a replay, a retry or a redelivery sends the same message and a receiver deduplicates it.
+/// log alone (the event's position and chain hash, its place among that event's messages, its
+/// recorded time), so a replay, a retry or a redelivery sends the same message and a receiver
+/// deduplicates it; and an event written after a restore at the position of a lost one has
+/// another hash, so another id: a receiver never drops it as one it already had.
 public struct WebhookEvent: Sendable, Hashable {
     /// The ledger event it was made from.
     public var position: Int64
+    /// That ledger event's chain hash (32 bytes): `data.hash` in hex, and the id's middle part.
+    public var hash: [UInt8]
     /// Its place among the messages of that ledger event, from 0, in docs/webhooks.md's order of types.
     public var sequence: Int32
     public var type: WebhookEventType
@@ -18,8 +22,12 @@ public struct WebhookEvent: Sendable, Hashable {
     /// `data` besides `position` and `user_id`, which the body adds.
     public var fields: [String: JSONValue]
 
-    public init(position: Int64, sequence: Int32, type: WebhookEventType, userId: String?, recordedAtMs: Int64, fields: [String: JSONValue]) {
+    public init(
+        position: Int64, hash: [UInt8], sequence: Int32, type: WebhookEventType, userId: String?, recordedAtMs: Int64,
+        fields: [String: JSONValue]
+    ) {
         self.position = position
+        self.hash = hash
         self.sequence = sequence
         self.type = type
         self.userId = userId
@@ -28,9 +36,16 @@ public struct WebhookEvent: Sendable, Hashable {
     }
 
     /// The `webhook-id`, and the `id` of `GET /v1/events`.
-    public var id: String { Self.id(position: position, sequence: sequence) }
+    public var id: String { Self.id(position: position, hashPrefix: hashPrefix, sequence: sequence) }
 
-    public static func id(position: Int64, sequence: Int32) -> String { "evt_\(position)_\(sequence)" }
+    /// The hash's first 16 hex digits (8 bytes), as the id carries them and the messages' table
+    /// stores them: enough to tell two events at one position apart, and short.
+    public var hashPrefix: String { Hex.encode(hash.prefix(8)) }
+
+    /// `evt_POSITION_HASH16_SEQUENCE`.
+    public static func id(position: Int64, hashPrefix: String, sequence: Int32) -> String {
+        "evt_\(position)_\(hashPrefix)_\(sequence)"
+    }
 
     /// The body as sent and served: compact JSON, keys sorted, so the same message always has
     /// the same bytes (the signature covers them).
@@ -42,6 +57,7 @@ public struct WebhookEvent: Sendable, Hashable {
     private var bodyBytes: [UInt8] {
         var data = fields
         data["position"] = .integer(position)
+        data["hash"] = .string(Hex.encode(hash))
         if let userId { data["user_id"] = .string(userId) }
         let object: JSONValue = .object([
             "type": .string(type.rawValue),

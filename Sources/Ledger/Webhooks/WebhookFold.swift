@@ -167,7 +167,7 @@ public enum WebhookFold {
 
         mutating func add(_ type: WebhookEventType, user: String?, _ fields: [String: JSONValue]) {
             events.append(WebhookEvent(
-                position: place.position, sequence: Int32(events.count), type: type, userId: user,
+                position: place.position, hash: place.hash, sequence: Int32(events.count), type: type, userId: user,
                 recordedAtMs: place.recordedAtMs, fields: fields))
         }
     }
