@@ -57,6 +57,8 @@ public struct ConfigurationSetting: Sendable, Hashable {
         .init("LEDGER_CONSOLE_INSECURE_COOKIES", "unset: Secure cookies"),
         .init("LEDGER_WEBHOOKS", "none"),
         .init("LEDGER_WEBHOOK_SECRET", "required when LEDGER_WEBHOOKS is set", .secret),
+        .init("LEDGER_DIGEST_INTERVAL", "3600"),
+        .init("LEDGER_DIGEST_FILE", "unset: digests go to the database and the webhooks only"),
     ]
 
     /// `value` as `config check` may print it.

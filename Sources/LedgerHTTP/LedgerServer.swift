@@ -250,6 +250,13 @@ public struct LedgerServer: Sendable {
                 services.append(BackgroundLoop { await deliverer.run() })
             }
         }
+        if let settings = configuration.digests {
+            // Published outside the database as it runs: what a restore is later proved against.
+            // Paced and stamped by the machine's clock: a publication is a real moment, not a
+            // ledger date (which a test's or the demo's simulated Apple may hold still).
+            let publisher = DigestPublisher(pool: pool, settings: settings, clock: configuration.machineClock, logger: logger)
+            services.append(BackgroundLoop { await publisher.run() })
+        }
         services.append(application)
         return Parts(
             services: services,

@@ -56,6 +56,9 @@ public struct ServerConfiguration: Sendable {
     public var webhooks: (endpoints: [WebhookEndpoint], signer: WebhookSigner)?
     /// Settings of each endpoint's delivery (tests shorten the lease).
     public var webhookDelivery = WebhookDeliverer.Settings()
+    /// `LEDGER_DIGEST_INTERVAL` and `LEDGER_DIGEST_FILE`: how often the chain's digest is
+    /// published, and the file it is appended to; nil: never (interval 0).
+    public var digests: DigestPublisher.Settings? = DigestPublisher.Settings(interval: .seconds(3_600))
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
@@ -109,6 +112,7 @@ public struct ServerConfiguration: Sendable {
             throw LedgerServiceError(.invalidConfiguration, error.message)
         }
         webhooks = try Self.webhooks(environment)
+        digests = try Self.digests(environment)
     }
 
     static func webhooks(_ environment: [String: String]) throws -> (endpoints: [WebhookEndpoint], signer: WebhookSigner)? {
@@ -124,6 +128,27 @@ public struct ServerConfiguration: Sendable {
         } catch let error as WebhookSecrets.Invalid {
             throw LedgerServiceError(.invalidConfiguration, "LEDGER_WEBHOOK_SECRET: \(error.description)")
         }
+    }
+
+    static func digests(_ environment: [String: String]) throws -> DigestPublisher.Settings? {
+        let text = environment["LEDGER_DIGEST_INTERVAL"].flatMap { $0.isEmpty ? nil : $0 } ?? "3600"
+        guard let seconds = Int(text), seconds >= 0 else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_DIGEST_INTERVAL is whole seconds (0 = never), not \(text)")
+        }
+        let file = environment["LEDGER_DIGEST_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        if let file {
+            // Refused at start, not at the first publication an hour later.
+            let manager = FileManager.default
+            var isFolder: ObjCBool = false
+            let folder = (file as NSString).deletingLastPathComponent
+            let writable = manager.fileExists(atPath: file, isDirectory: &isFolder)
+                ? !isFolder.boolValue && manager.isWritableFile(atPath: file)
+                : manager.isWritableFile(atPath: folder.isEmpty ? "." : folder)
+            guard writable else {
+                throw LedgerServiceError(.invalidConfiguration, "LEDGER_DIGEST_FILE \(file) cannot be written (a file this user may append to, in a folder that exists)")
+            }
+        }
+        return seconds == 0 ? nil : DigestPublisher.Settings(interval: .seconds(seconds), file: file)
     }
 
     static func parse(address: String) throws -> (String, Int) {

@@ -47,16 +47,21 @@ struct WebhookDeliveryStore: Sendable {
         }
     }
 
-    /// Outstanding messages due now, each the earliest of its user's (`limit` users at most).
+    /// Outstanding messages due now, each the earliest of its user's (`limit` users at most). A
+    /// published digest's copy (sequence -1, `DigestMessage`) takes its body from `ledger_digests`.
     func dueHeads(limit: Int) async throws -> [(message: WebhookMessage, attempts: Int32)] {
         let name = endpoint.name
         return try await pool.withConnection { connection in
             let rows = try connection.query("""
-                SELECT h.position, h.sequence, h.user_key, m.body, h.attempts, m.hash_prefix FROM (
+                SELECT h.position, h.sequence, h.user_key, coalesce(m.body, d.body), h.attempts,
+                       coalesce(m.hash_prefix, encode(substring(d.hash FROM 1 FOR 8), 'hex')) FROM (
                     SELECT DISTINCT ON (user_key) position, sequence, user_key, attempts, next_attempt_at
                     FROM webhook_outstanding WHERE endpoint = \(name) ORDER BY user_key, position, sequence
-                ) h JOIN projection_webhook_events m ON m.position = h.position AND m.sequence = h.sequence
-                WHERE h.next_attempt_at <= clock_timestamp() ORDER BY h.position, h.sequence LIMIT \(Int64(limit))
+                ) h
+                LEFT JOIN projection_webhook_events m ON m.position = h.position AND m.sequence = h.sequence
+                LEFT JOIN ledger_digests d ON h.sequence = \(DigestMessage.sequence) AND d.position = h.position
+                WHERE h.next_attempt_at <= clock_timestamp() AND (m.body IS NOT NULL OR d.body IS NOT NULL)
+                ORDER BY h.position, h.sequence LIMIT \(Int64(limit))
                 """)
             return try rows.map { row in
                 let body: String = try row.decode(3)

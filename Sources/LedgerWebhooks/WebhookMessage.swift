@@ -19,7 +19,11 @@ public struct WebhookMessage: Sendable, Hashable {
         self.body = body
     }
 
-    public var id: String { WebhookEvent.id(position: position, hashPrefix: hashPrefix, sequence: sequence) }
+    public var id: String {
+        sequence == DigestMessage.sequence
+            ? DigestMessage.id(position: position, hashPrefix: hashPrefix)
+            : WebhookEvent.id(position: position, hashPrefix: hashPrefix, sequence: sequence)
+    }
 
     /// Log order.
     static func < (a: WebhookMessage, b: WebhookMessage) -> Bool {

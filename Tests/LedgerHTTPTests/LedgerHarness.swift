@@ -64,6 +64,7 @@ struct LedgerHarness: Sendable {
         askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
         webhooks: [WebhookEndpoint] = [], webhookSecret: String = LedgerHarness.webhookSecret,
         webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(), finishTransactions: Bool = false,
+        digests: DigestPublisher.Settings? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -77,7 +78,7 @@ struct LedgerHarness: Sendable {
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
             pricePointInterval: pricePointInterval, taxChanges: taxChanges, webhooks: webhooks, webhookSecret: webhookSecret,
-            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions)
+            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -144,6 +145,8 @@ struct LedgerHarness: Sendable {
         var webhookDelivery = WebhookDeliverer.Settings()
         /// `LEDGER_FINISH_TRANSACTIONS=1` (with `askApple`), passes 50 ms apart.
         var finishTransactions = false
+        /// `LEDGER_DIGEST_INTERVAL`/`LEDGER_DIGEST_FILE`; nil: no digests published.
+        var digests: DigestPublisher.Settings? = nil
     }
 
     /// The tests' `LEDGER_WEBHOOK_SECRET`: 32 bytes.
@@ -199,6 +202,8 @@ struct LedgerHarness: Sendable {
         configuration.ledger.pricePointInterval = settings.pricePointInterval
         configuration.ledger.finishTransactions = settings.finishTransactions
         configuration.ledger.finishInterval = .milliseconds(50)
+        // Digests only where a test asks: a published one is a webhook message of its own.
+        configuration.digests = settings.digests
         if !settings.webhooks.isEmpty {
             configuration.webhooks = (settings.webhooks, WebhookSigner(secrets: try WebhookSecrets(settings.webhookSecret)))
             configuration.webhookDelivery = settings.webhookDelivery
