@@ -16,11 +16,15 @@
 #   ports                           the three ports, written as soon as chosen: a set started
 #                                   later avoids them, also while a node of this one is down
 #   *.pgid                          process group of each keeper (keeper + its postgres)
+#   pgbackrest.conf repo/ log/ lock/ spool/
+#                                   with Tools/cluster up --backup only: the pgBackRest
+#                                   repository both nodes archive to (Tools/lib/backup.sh)
 #
 # Variables (exported by pl_cluster_up and written to cluster.env):
 #   DATABASE_URL, DATABASE_READ_URL (multi-host libpq URLs), PL_CLUSTER_DIR,
 #   PL_CLUSTER_MONITOR_URI, PL_CLUSTER_MONITOR_PGDATA, PL_CLUSTER_MONITOR_PORT,
-#   PL_CLUSTER_NODE1_PGDATA, PL_CLUSTER_NODE1_PORT, PL_CLUSTER_NODE1_PIDFILE, and NODE2 likewise.
+#   PL_CLUSTER_NODE1_PGDATA, PL_CLUSTER_NODE1_PORT, PL_CLUSTER_NODE1_PIDFILE, and NODE2 likewise;
+#   with --backup, PL_CLUSTER_BACKUP_CONFIG (added to cluster.env by Tools/cluster).
 
 # shellcheck source=Tools/lib/ports.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
@@ -240,6 +244,9 @@ pl_cluster_up() {
   PL_CLUSTER_MONITOR_PGDATA=$PL_CLUSTER_DIR/monitor
   PL_CLUSTER_NODE1_PGDATA=$PL_CLUSTER_DIR/node1 PL_CLUSTER_NODE2_PGDATA=$PL_CLUSTER_DIR/node2
   echo "cluster: folder $PL_CLUSTER_DIR, monitor port $pm, node1 port $p1, node2 port $p2" >&2
+  # Tools/cluster up --backup: the pgBackRest configuration the nodes' archive_command names
+  # (Tools/lib/backup.sh), there before node1 archives its first segment.
+  if [ -n "${PL_CLUSTER_BACKUP:-}" ]; then pl_cluster_backup_config || return 1; fi
 
   # The monitor.
   _pl_cluster_autoctl create monitor --pgdata "$PL_CLUSTER_MONITOR_PGDATA" --pgport "$pm" \

@@ -304,7 +304,7 @@ _pl_package_test_run() {
   i=$(chroot "$_pl_pt_root" stat -c '%a %U %G' /etc/purchase-ledger/ledger.env 2>/dev/null || echo missing)
   [ "$i" = "640 root purchase-ledger" ] || failures+=("/etc/purchase-ledger/ledger.env is '$i', want '640 root purchase-ledger'")
   [ -f "$_pl_pt_root/usr/lib/systemd/system/purchase-ledger.service" ] || failures+=("no /usr/lib/systemd/system/purchase-ledger.service")
-  for i in README.md changelog.gz CHANGELOG.md.gz copyright versions.txt; do
+  for i in README.md changelog.gz CHANGELOG.md.gz copyright versions.txt examples/pgbackrest.conf docs/backup-and-restore.md; do
     [ -f "$_pl_pt_root/usr/share/doc/purchase-ledger/$i" ] || failures+=("no /usr/share/doc/purchase-ledger/$i")
   done
   i=$(chroot "$_pl_pt_root" /usr/bin/purchase-ledger --version 2>&1 || true)
