@@ -15,6 +15,7 @@ import NIOCore
 import NIOHTTP1
 import Postgres
 import Primitives
+import Synchronization
 import TestSupport
 import Testing
 import X509
@@ -37,7 +38,12 @@ struct LedgerHarness: Sendable {
         """
 
     let apple: RunningAppleSimulator
-    let server: RunningLedgerServer
+    /// The server running now: `restart()` (a restore's) replaces it.
+    var server: RunningLedgerServer { running.value.withLock { $0 } }
+    let running: ServerSlot
+    /// What the server was started with, for `restart()`.
+    let configuration: ServerConfiguration
+    let logger: Logger
     let conninfo: String
     let pool: ConnectionPool
     /// The App Store Server API key the ledger signs with (`askApple`), to check it never leaks.
@@ -222,21 +228,34 @@ struct LedgerHarness: Sendable {
             throw error
         }
         apple.simulator.notificationURL = server.baseURL + "/v1/notifications/apple"
-        var harness = LedgerHarness(apple: apple, server: server, conninfo: conninfo, pool: pool)
+        var harness = LedgerHarness(
+            apple: apple, running: ServerSlot(server), configuration: configuration, logger: settings.logger, conninfo: conninfo, pool: pool)
         if settings.askApple { harness.serverAPIKeyPEM = privateKeyPEM }
         harness.appStoreConnect = configuration.appStoreConnect
         do {
             _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "test"))
             let result = try await body(harness)
-            try await server.stop()
+            try await harness.server.stop()
             try await apple.stop()
             try await harness.expectPayloadsReadQuickly()
             return result
         } catch {
-            try? await server.stop()
+            try? await harness.server.stop()
             try? await apple.stop()
             throw error
         }
+    }
+
+    /// Stops the server, runs `whileStopped` (a restore), and starts another server with the same
+    /// configuration, simulator and database, as an operator restarts `serve` after a restore:
+    /// nothing of the old process's memory (the runner's position, caches) carries over. The
+    /// catalog is in the database already.
+    func restart(_ whileStopped: () async throws -> Void = {}) async throws {
+        try await server.stop()
+        try await whileStopped()
+        let next = try await LedgerServer(configuration: configuration, logger: logger).start()
+        running.value.withLock { $0 = next }
+        apple.simulator.notificationURL = next.baseURL + "/v1/notifications/apple"
     }
 
     // MARK: - HTTP
@@ -340,4 +359,13 @@ struct LedgerHarness: Sendable {
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The harness's server, which `restart()` replaces for every copy of the harness.
+final class ServerSlot: Sendable {
+    let value: Mutex<RunningLedgerServer>
+
+    init(_ server: RunningLedgerServer) {
+        value = Mutex(server)
+    }
 }

@@ -333,6 +333,11 @@ _pl_backup_wait_promoted() {
 pl_backup_lose() {
   _pl_backup_kill
   rm -rf "$PL_BACKUP_PGDATA"
+  # A lost machine takes its socket and the socket's lock file with it. Left here, the lock file
+  # names the killed postmaster's PID, which stays taken while that process is an unreaped
+  # zombie (a test runner that started it does not reap it), and the restored server refuses to
+  # start on that socket.
+  rm -f "$PL_BACKUP_DIR"/.s.PGSQL.*
   echo "backup: server killed and $PL_BACKUP_PGDATA deleted; the repository stays ($PL_BACKUP_DIR/repo)" >&2
 }
 
