@@ -207,7 +207,7 @@ let package = Package(
         .target(
             name: "LedgerWorkers",
             dependencies: [
-                "LedgerService", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient",
+                "LedgerService", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -53,6 +53,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case offerSignatureIssued(OfferSignatureIssued)
     case massRenewalExtensionRequested(MassRenewalExtensionRequested)
     case massRenewalExtensionCompleted(MassRenewalExtensionCompleted)
+    case purchaseUnclaimed(PurchaseUnclaimed)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -118,6 +119,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case OfferSignatureIssued.eventType: self = .offerSignatureIssued(try decode(OfferSignatureIssued.self))
         case MassRenewalExtensionRequested.eventType: self = .massRenewalExtensionRequested(try decode(MassRenewalExtensionRequested.self))
         case MassRenewalExtensionCompleted.eventType: self = .massRenewalExtensionCompleted(try decode(MassRenewalExtensionCompleted.self))
+        case PurchaseUnclaimed.eventType: self = .purchaseUnclaimed(try decode(PurchaseUnclaimed.self))
         default: self = .unknown(type: type)
         }
     }
@@ -158,6 +160,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .offerSignatureIssued(let p): p
         case .massRenewalExtensionRequested(let p): p
         case .massRenewalExtensionCompleted(let p): p
+        case .purchaseUnclaimed(let p): p
         case .unknown: nil
         }
     }

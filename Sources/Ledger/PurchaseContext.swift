@@ -22,6 +22,10 @@ public struct PurchaseContext: Sendable, Hashable {
     /// The offer signatures issued to the submitting user for the offers the evidence redeems
     /// (`OfferAttribution`), in log order; loaded only when it redeems one.
     public var offerSignatures: [OfferSignatureIssued] = []
+    /// For reconciliation's recovery only: by transaction id of the evidence, the user its Apple
+    /// account's other purchases were delivered to, as the log holds them (found through their
+    /// shared `app_transaction_id`, or Apple's transaction history of that account).
+    public var accountUsers: [String: String] = [:]
 
     public init(
         catalog: Catalog, bundleId: String, transferPolicy: TransferPolicy = .keep, transactions: [String: TransactionRecord] = [:],
@@ -44,12 +48,21 @@ public struct PurchaseContext: Sendable, Hashable {
 public enum TransactionRecord: Sendable, Hashable {
     case delivered(PurchaseDelivered)
     case renewal(SubscriptionRenewalSeen)
+    /// Found by reconciliation with no user to deliver it to: the first who submits it gets it.
+    case unclaimed(PurchaseUnclaimed)
 
+    /// The user it was delivered to; "" while unclaimed.
     public var userId: String {
         switch self {
         case .delivered(let d): d.userId
         case .renewal(let r): r.userId
+        case .unclaimed: ""
         }
+    }
+
+    public var isUnclaimed: Bool {
+        if case .unclaimed = self { return true }
+        return false
     }
 
     public var renewal: SubscriptionRenewalSeen? {
@@ -65,6 +78,10 @@ public enum TransactionRecord: Sendable, Hashable {
             Delivery(
                 transactionId: r.transactionId, originalTransactionId: r.originalTransactionId, productId: r.productId,
                 orderId: nil, userId: r.userId, quantity: 1, environment: r.environment)
+        case .unclaimed(let u):
+            Delivery(
+                transactionId: u.transactionId, originalTransactionId: u.originalTransactionId, productId: u.productId,
+                orderId: nil, userId: "", quantity: u.quantity, environment: u.environment)
         }
     }
 }

@@ -84,6 +84,68 @@ public enum PurchaseDecider {
         return work.appends
     }
 
+    /// Reconciliation's recovery (docs/backup-and-restore.md): each purchase in `evidence` the
+    /// ledger has no record of (its order, receipt and delivery lost by a restore, or never
+    /// submitted) is delivered to the user the log names for it: the order its app account token
+    /// names, else the holder of its original transaction, else the user its Apple account's other
+    /// purchases went to (`accountUsers`). One the log cannot place is recorded
+    /// unclaimed, for the first user who submits it. When it placed any, then what `observe`
+    /// records of the subscriptions now held (the notification's own pass saw no holder). A
+    /// purchase recorded before, delivered or unclaimed, is left as it is: recovery happens once.
+    /// Load the context with the user's open orders (`recoveryUsers`' first) so that a recovered
+    /// purchase fulfils the order its token names.
+    public static func recover(_ evidence: Evidence, source: String, context: PurchaseContext) -> [LedgerAppend] {
+        let (placed, unplaced) = placement(evidence, context: context)
+        var appends: [LedgerAppend] = []
+        var context = context
+        for (user, entries) in placed.sorted(by: { $0.key < $1.key }) {
+            var work = Work(submission: Submission(submissionId: source, userId: user), evidence: evidence, context: context)
+            for entry in work.entries where entries.contains(entry) { _ = work.deliver(entry) }
+            appends += work.appends
+            for delivery in work.deliveries.values { context.transactions[delivery.transactionId] = .delivered(delivery) }
+            context.owners = work.owners
+        }
+        for entry in unplaced {
+            guard let product = context.catalog[entry.productId] else { continue }
+            let unclaimed = PurchaseUnclaimed(
+                transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
+                kind: product.kind, quantity: entry.quantity, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
+                priceMilliunits: entry.priceMilliunits, currency: entry.currency, appAccountToken: entry.appAccountToken, source: source)
+            appends.append(LedgerAppend(
+                stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseUnclaimed(unclaimed)]))
+        }
+        guard !placed.isEmpty else { return appends }
+        var work = Work(submission: Submission(submissionId: source, userId: ""), evidence: evidence, context: context)
+        work.recordRenewalsRefundsAndObservations(source: source)
+        return appends + work.appends
+    }
+
+    /// The users `recover` would deliver to, in order: whose open orders its context should hold.
+    public static func recoveryUsers(_ evidence: Evidence, context: PurchaseContext) -> [String] {
+        placement(evidence, context: context).placed.keys.sorted()
+    }
+
+    /// Which unknown purchases of `evidence` go to which user, and which to no one.
+    static func placement(_ evidence: Evidence, context: PurchaseContext) -> (placed: [String: [EvidenceEntry]], unplaced: [EvidenceEntry]) {
+        var placed: [String: [EvidenceEntry]] = [:]
+        var unplaced: [EvidenceEntry] = []
+        for entry in evidence.entries where context.transactions[entry.transactionId] == nil && !entry.isRefunded {
+            guard let product = context.catalog[entry.productId] else { continue }
+            let holder = context.owners[entry.originalTransactionId]?.userId
+            // A later period of a held subscription is a renewal, which `observe` records.
+            if product.kind == .autoRenewable, entry.transactionId != entry.originalTransactionId, holder != nil { continue }
+            // The order its token names, else the holder of its original, else the user its Apple
+            // account's other purchases went to.
+            if let user = entry.appAccountToken.flatMap({ context.ordersByToken[$0]?.userId }) ?? holder
+                ?? context.accountUsers[entry.transactionId] {
+                placed[user, default: []].append(entry)
+            } else {
+                unplaced.append(entry)
+            }
+        }
+        return (placed, unplaced)
+    }
+
     /// What REFUND_REVERSED changes: the refund recorded for the transaction (its stream's only
     /// event) is reversed once, by an append expecting that stream at version 1. Nothing when
     /// the ledger recorded no refund, or already a reversal.
@@ -161,7 +223,9 @@ struct Work {
             return .refused(.unknownProduct, "product \(entry.productId) is not in the catalog")
         }
         let owner = owners[entry.originalTransactionId]
-        if let previous = context.transactions[entry.transactionId] {
+        // Recorded unclaimed by reconciliation: the first user who submits it is delivered it.
+        let unclaimed = context.transactions[entry.transactionId]?.isUnclaimed == true
+        if let previous = context.transactions[entry.transactionId], !unclaimed {
             if previous.userId == user || owner?.userId == user {
                 // Delivered to this user before (or transferred to them since): it stands.
                 already.append(previous.delivery)
@@ -194,7 +258,9 @@ struct Work {
         let delivery = makeDelivery(
             entry, product: product, orderId: order?.orderId,
             grants: restoring ? [:] : product.grants.mapValues { $0 * entry.quantity }, match: match)
-        appends.append(LedgerAppend(stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseDelivered(delivery)]))
+        appends.append(LedgerAppend(
+            stream: Streams.transaction(entry.transactionId), expectation: unclaimed ? .exactly(1) : .noStream,
+            events: [.purchaseDelivered(delivery)]))
         if let order {
             usedOrders.insert(order.orderId)
             appends.append(LedgerAppend(

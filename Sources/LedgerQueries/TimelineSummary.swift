@@ -128,6 +128,8 @@ enum TimelineSummary {
                 return "Apple refused mass extension \(m.requestId) of \(m.productId): error \(m.appleErrorCode ?? 0)\(m.appleErrorMessage.map { ": \($0)" } ?? "")"
             }
             return "Apple completed mass extension \(m.requestId) of \(m.productId): \(m.succeededCount) extended, \(m.failedCount) not"
+        case .purchaseUnclaimed(let u):
+            return "Apple's history shows \(u.productId) bought (transaction \(u.transactionId)) and the ledger had no record of it; no user to deliver it to: waiting for the first who submits it"
         case .unknown(let type):
             return "\(type) (recorded by a newer version)"
         }

@@ -31,7 +31,7 @@ package struct ContextLoader {
             FROM events WHERE stream_id = \(Streams.catalog)
             UNION ALL
             SELECT 1, stream_version, event_type, payload, NULL FROM events
-            WHERE stream_id = ANY(\(array(transactionIds.map(Streams.transaction)))) AND stream_version = 1
+            WHERE stream_id = ANY(\(array(transactionIds.map(Streams.transaction)))) AND stream_version <= 2
             UNION ALL
             SELECT 2, stream_version, NULL, NULL, payload->>'transaction_id' FROM events
             WHERE stream_id = ANY(\(array(transactionIds.map(Streams.refund)))) AND stream_version = 1
@@ -112,11 +112,12 @@ package struct ContextLoader {
     }
 
     /// What each of `transactionIds` became in the ledger: its stream's first event, a
-    /// delivery or a renewal (read by `transactionRecords`).
+    /// delivery, a renewal or an unclaimed purchase, and the delivery that claimed the latter
+    /// (read by `transactionRecords`).
     package static func transactionsQuery(_ transactionIds: [String]) -> SQL {
         .prepared("""
             SELECT event_type, payload FROM events
-            WHERE stream_id = ANY(\(PostgresArray(transactionIds.map { Optional(Streams.transaction($0)) }))) AND stream_version = 1
+            WHERE stream_id = ANY(\(PostgresArray(transactionIds.map { Optional(Streams.transaction($0)) }))) AND stream_version <= 2
             """)
     }
 
@@ -127,9 +128,12 @@ package struct ContextLoader {
     ) throws -> [String: TransactionRecord] {
         var records: [String: TransactionRecord] = [:]
         for row in rows {
+            // A stream's first event; for one first recorded unclaimed, its delivery (version 2)
+            // once there is one, in whichever order the rows come.
             switch try event(row, type: type, payload: payload) {
             case .purchaseDelivered(let d): records[d.transactionId] = .delivered(d)
             case .subscriptionRenewalSeen(let r): records[r.transactionId] = .renewal(r)
+            case .purchaseUnclaimed(let u): if records[u.transactionId] == nil { records[u.transactionId] = .unclaimed(u) }
             default: break
             }
         }

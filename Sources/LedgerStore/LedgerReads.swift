@@ -374,6 +374,25 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    // MARK: - Recovery
+
+    /// By `app_transaction_id`, the user the latest purchase delivered under it went to (through
+    /// the partial index of migration 0028): whom an Apple account's recovered purchase belongs to.
+    public func usersByAppTransaction(_ ids: [String]) async throws -> [String: String] {
+        guard !ids.isEmpty else { return [:] }
+        return try await pool.withConnection { connection in
+            var users: [String: String] = [:]
+            for row in try connection.query("""
+                SELECT DISTINCT ON (payload->>'app_transaction_id') payload->>'app_transaction_id', payload->>'user_id' FROM events
+                WHERE event_type = 'PurchaseDelivered' AND payload->>'app_transaction_id' = ANY(\(PostgresArray(ids.map(Optional.some))))
+                ORDER BY payload->>'app_transaction_id', position DESC
+                """) {
+                users[try row.decode(0)] = try row.decode(1)
+            }
+            return users
+        }
+    }
+
     // MARK: - The chain as it stands
 
     /// The chain hash of the event at `position` (nil when the log ends before it) and the

@@ -7,6 +7,7 @@ import LedgerService
 import LedgerStore
 import Logging
 import Postgres
+import Primitives
 
 /// Recovers what Apple notified and the ledger never recorded (the endpoint was down, Apple's
 /// retries ran out): pages Get Notification History from the last reconciled point and records
@@ -17,16 +18,20 @@ public struct Reconciler: Sendable {
     let service: PurchaseService
     let client: ServerAPIClient
     let logger: Logger
+    /// Purchases made this recently are not recovered (`PurchaseService.recoverPurchases`): the
+    /// app's own submission of them may be on its way. A later pass, whose window overlaps, does.
+    let recoveryGrace: Duration
 
     /// Each pass starts this long before where the last one ended: a notification Apple dates
     /// a little before it lists it is still seen. Recording is idempotent, so overlap is free.
     static let overlapMs: Int64 = 3_600_000
     static let dayMs: Int64 = 86_400_000
 
-    public init(service: PurchaseService, client: ServerAPIClient, logger: Logger) {
+    public init(service: PurchaseService, client: ServerAPIClient, logger: Logger, recoveryGrace: Duration = .seconds(600)) {
         self.service = service
         self.client = client
         self.logger = logger
+        self.recoveryGrace = recoveryGrace
     }
 
     /// Reconciles now and then every `interval` until the task is cancelled (`serve`).
@@ -43,6 +48,9 @@ public struct Reconciler: Sendable {
         public var pages = 0
         /// Subscriptions whose expiry passed unheard of, asked about with Get All Subscription Statuses.
         public var subscriptionsAsked = 0
+        /// Purchases Apple's history names that the log had no record of (a restore lost them,
+        /// or the app never submitted them): delivered to the user the log names, or unclaimed.
+        public var recovered = RecoveredPurchases()
     }
 
     /// Reconciles each environment from `sinceMs` (else where the last pass ended, else as far
@@ -111,6 +119,10 @@ public struct Reconciler: Sendable {
                     if case .recorded = try await service.receiveNotification(body: body, metadata: RequestMetadata(actor: "reconcile")) {
                         summary.recorded += 1
                     }
+                    // Recorded now or before: a purchase it names may still be missing from the log.
+                    let recovered = try await service.recoverPurchases(notificationBody: body, purchasedBeforeMs: to - Millis.of(recoveryGrace))
+                    summary.recovered.delivered += recovered.delivered
+                    summary.recovered.unclaimed += recovered.unclaimed
                 } catch let error as LedgerServiceError where error.code == .unauthenticated {
                     // Apple's own history should always verify; if one does not, it is kept out
                     // and said, and the rest go on.
@@ -144,6 +156,7 @@ public struct Reconciler: Sendable {
         }
         logger.info("reconciled with Apple's notification history", metadata: [
             "environment": "\(environment.rawValue)", "seen": "\(summary.seen)", "recorded": "\(summary.recorded)", "pages": "\(summary.pages)",
+            "recovered": "\(summary.recovered.delivered)", "unclaimed": "\(summary.recovered.unclaimed)",
         ])
         return summary
     }

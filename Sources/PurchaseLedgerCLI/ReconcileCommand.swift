@@ -31,7 +31,7 @@ struct ReconcileCommand: AsyncParsableCommand {
             try await Reconciler(service: service, client: client, logger: logger).run(sinceMs: start)
         }
         for summary in summaries {
-            print("\(summary.environment.rawValue): \(summary.seen) notifications in Apple's history, \(summary.recorded) recorded now (\(summary.pages) pages)")
+            print("\(summary.environment.rawValue): \(summary.seen) notifications in Apple's history, \(summary.recorded) recorded now (\(summary.pages) pages); purchases the ledger had no record of: \(summary.recovered.delivered) delivered, \(summary.recovered.unclaimed) unclaimed")
         }
     }
 }

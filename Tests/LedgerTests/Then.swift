@@ -71,6 +71,7 @@ extension TransactionRecord {
         switch self {
         case .delivered(let d): d.transactionId
         case .renewal(let r): r.transactionId
+        case .unclaimed(let u): u.transactionId
         }
     }
 }

@@ -136,6 +136,9 @@ public struct TimelineProjection: Projection {
             // Completions recorded before they kept the environment were all of Production
             // requests (the command's default, and the only one the console offers).
             about = [Subject.massExtensions(productId: m.productId, environment: m.environment ?? "Production")]
+        case .purchaseUnclaimed(let u):
+            about = [transaction(u.transactionId)]
+            if u.originalTransactionId != u.transactionId { links = [(transaction(u.originalTransactionId), transaction(u.transactionId))] }
         case .reconciliationCompleted:
             return []
         case .catalogLoaded, .appStoreReportImported, .pricePointsRefreshed, .unknown:

@@ -1,7 +1,10 @@
+import AppleSimulator
 import EventStore
 import Foundation
 import Ledger
+import LedgerService
 import LedgerWebhooks
+import LedgerWorkers
 import Postgres
 import Primitives
 import Testing
@@ -22,10 +25,27 @@ struct RestoreDrillTests {
     }
 
     /// Buys a pack of coins for `user` through an order, as the app does; the delivery's answer.
-    static func buy(_ ledger: LedgerHarness, _ user: String, appleId: String) async throws {
+    @discardableResult
+    static func buy(_ ledger: LedgerHarness, _ user: String, appleId: String) async throws -> PurchaseResult {
         let (_, purchase) = try await ledger.orderAndBuy(user: user, product: "com.example.coins100", appleId: appleId)
         let answer = try await ledger.submit(user: user, purchase: purchase)
         #expect(answer.outcome == "delivered", "\(answer.json)")
+        return purchase
+    }
+
+    /// `user`'s coins, as the API answers.
+    static func coins(_ ledger: LedgerHarness, _ user: String) async throws -> Int? {
+        let answer = try await ledger.get("/v1/users/\(user)")
+        return (answer.json["balances"] as? [String: Any])?["coins"] as? Int
+    }
+
+    /// `purchase-ledger reconcile --since` a day back, as its command runs it, recovering
+    /// purchases however recent (the drill's were made seconds before the loss).
+    static func reconcile(_ ledger: LedgerHarness) async throws -> Reconciler.Summary {
+        let service = ledger.server.service
+        let reconciler = Reconciler(service: service, client: try #require(service.serverAPI), logger: ledger.logger, recoveryGrace: .zero)
+        let summaries = try await reconciler.run(sinceMs: service.clock() - 86_400_000, environments: [.production])
+        return try #require(summaries.first)
     }
 
     /// The log's head position and hash, as stored.
@@ -64,7 +84,7 @@ struct RestoreDrillTests {
         defer { Task { await receiver.stop() } }
         try await BackupSet.with(["archive_timeout=1"]) { set in
             try await LedgerHarness.with(
-                database: set.databaseURL, webhooks: [WebhookEndpoint(name: "backend", url: receiver.url)],
+                database: set.databaseURL, askApple: true, webhooks: [WebhookEndpoint(name: "backend", url: receiver.url)],
                 digests: DigestPublisher.Settings(interval: .seconds(1), file: file.path)
             ) { ledger in
                 // Purchases and a spend; then a full backup.
@@ -98,8 +118,9 @@ struct RestoreDrillTests {
 
                 // Purchases after the target, which the restore undoes; a digest covers them, the
                 // endpoint and a consumer hear of them.
-                try await Self.buy(ledger, "r-dave", appleId: "apple-r4")
+                let daves = try await Self.buy(ledger, "r-dave", appleId: "apple-r4")
                 try await Self.buy(ledger, "r-alice", appleId: "apple-r1")
+                #expect(try await Self.coins(ledger, "r-alice") == 170)
                 let lostHead = try await Self.head(ledger.pool)
                 let after = try await Self.digest(reaching: lostHead.position, in: file, ledger)
                 let publishedBeforeRestore = Self.digests(file).count
@@ -138,6 +159,21 @@ struct RestoreDrillTests {
                 let resumed = try await ledger.get("/v1/events?after=\(kept.position)&after_hash=\(kept.hash)")
                 #expect(resumed.status == 200)
 
+                // What Apple knows comes back: Alice's second pack to Alice (her Apple account's
+                // earlier purchase names her), Dave's unclaimed (his order, his account's only
+                // purchase, were lost) until his app submits it again; once, however often asked.
+                #expect(try await Self.coins(ledger, "r-alice") == 70)
+                let recovered = try await Self.reconcile(ledger)
+                #expect(recovered.recovered == RecoveredPurchases(delivered: 1, unclaimed: 1), "\(recovered)")
+                #expect(try await Self.coins(ledger, "r-alice") == 170)
+                #expect(try await Self.coins(ledger, "r-dave") ?? 0 == 0)
+                let resubmitted = try await ledger.submit(user: "r-dave", purchase: daves)
+                #expect(resubmitted.outcome == "delivered", "\(resubmitted.json)")
+                #expect(try await Self.coins(ledger, "r-dave") == 100)
+                let again = try await Self.reconcile(ledger)
+                #expect(again.recovered == RecoveredPurchases(), "\(again)")
+                #expect(try await Self.coins(ledger, "r-alice") == 170)
+
                 // A purchase after the restore takes a lost event's position under a new id, and
                 // the endpoint, which acknowledged the lost one, takes the new one too.
                 try await Self.buy(ledger, "r-erin", appleId: "apple-r5")
@@ -162,8 +198,8 @@ struct RestoreDrillTests {
                     try await set.run("restore", "--latest")
                     try await Self.expectRestored(ledger, proving: latest, lost: nil, head: archivedHead, exactly: false)
                 }
-                let again = try await ledger.get("/v1/events?after=\(archivedHead.position)&after_hash=\(archivedHead.hash)")
-                #expect(again.status == 200, "the consumer's last event survived the loss")
+                let survived = try await ledger.get("/v1/events?after=\(archivedHead.position)&after_hash=\(archivedHead.hash)")
+                #expect(survived.status == 200, "the consumer's last event survived the loss")
                 try await Self.buy(ledger, "r-frank", appleId: "apple-r6")
             }
         }
