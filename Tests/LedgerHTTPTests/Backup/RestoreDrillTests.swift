@@ -193,6 +193,7 @@ struct RestoreDrillTests {
                 let archivedHead = try await Self.head(ledger.pool)
                 let latest = try await Self.digest(reaching: archivedHead.position, in: file, skipping: publishedBeforeRestore, ledger)
                 try await Self.archiveNow(ledger.pool, ledger)
+                let lostGina = try await Self.buy(ledger, "r-gina", appleId: "apple-r7")
                 try await ledger.restart {
                     try await set.run("lose")
                     try await set.run("restore", "--latest")
@@ -200,6 +201,15 @@ struct RestoreDrillTests {
                 }
                 let survived = try await ledger.get("/v1/events?after=\(archivedHead.position)&after_hash=\(archivedHead.hash)")
                 #expect(survived.status == 200, "the consumer's last event survived the loss")
+                // Gina's purchase came after the archive was made sure of: the loss took it or
+                // not, depending on the archiver's last second. Either way, after reconciliation
+                // and her app's resubmission, nothing Apple knows stays lost, and nothing twice.
+                let ginas = lostGina
+                let recoveredAfterLoss = try await Self.reconcile(ledger)
+                #expect(recoveredAfterLoss.recovered.delivered + recoveredAfterLoss.recovered.unclaimed <= 1, "\(recoveredAfterLoss)")
+                let resubmittedGina = try await ledger.submit(user: "r-gina", purchase: ginas)
+                #expect(["delivered", "already_delivered"].contains(resubmittedGina.outcome ?? ""), "\(resubmittedGina.json)")
+                #expect(try await Self.coins(ledger, "r-gina") == 100)
                 try await Self.buy(ledger, "r-frank", appleId: "apple-r6")
             }
         }
