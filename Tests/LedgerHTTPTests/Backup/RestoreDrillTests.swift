@@ -87,11 +87,22 @@ struct RestoreDrillTests {
                 database: set.databaseURL, askApple: true, webhooks: [WebhookEndpoint(name: "backend", url: receiver.url)],
                 digests: DigestPublisher.Settings(interval: .seconds(1), file: file.path)
             ) { ledger in
-                // Purchases and a spend; then a full backup.
+                // Purchases and a spend; then a full backup, taken while purchases and spends go on.
                 try await Self.buy(ledger, "r-alice", appleId: "apple-r1")
                 try await Self.buy(ledger, "r-bob", appleId: "apple-r2")
                 #expect(try await ledger.post("/v1/users/r-alice/spend", ["unit": "coins", "amount": 30, "spend_id": "r-s1"]).status == 200)
-                try await set.run("full")
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await set.run("full") }
+                    for index in 0..<3 {
+                        group.addTask {
+                            try await Self.buy(ledger, "r-busy\(index)", appleId: "apple-b\(index)")
+                            let spent = try await ledger.post("/v1/users/r-busy\(index)/spend", ["unit": "coins", "amount": 10, "spend_id": "r-b\(index)"])
+                            #expect(spent.status == 200)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                for index in 0..<3 { #expect(try await Self.coins(ledger, "r-busy\(index)") == 90) }
 
                 // A time before the first backup: pgBackRest's own error, shown, and the server
                 // is left as it was.
