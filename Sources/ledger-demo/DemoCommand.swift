@@ -141,6 +141,7 @@ struct DemoCommand: AsyncParsableCommand {
                 simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock))
             try await report(conninfo: conninfo, refunded: refunded, clock: service.clock, logger: logger)
             try await withPool(conninfo, logger: logger) { try await webhooks.report(pool: $0, refundedTransaction: refunded) }
+            try await DemoFeed.consume(script)
             if serve {
                 print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
                 print("console: \(server.baseURL)/console/ (sign in with \(DemoScript.financeToken) for finance, \(DemoScript.supportToken) for support)")

@@ -128,6 +128,11 @@ struct DemoScript {
         try await send(.GET, path, nil, after: afterOwnWrite ? positions.last : nil).json
     }
 
+    /// A read of the head, with its status (the feed's 409 is an answer, not a failure).
+    func read(_ path: String) async throws -> (status: Int, json: [String: Any]) {
+        try await send(.GET, path, nil)
+    }
+
     private func send(_ method: HTTPMethod, _ path: String, _ body: Data?, after: Int64? = nil) async throws -> (status: Int, json: [String: Any]) {
         var request = HTTPClientRequest(url: ledger + path)
         request.method = method

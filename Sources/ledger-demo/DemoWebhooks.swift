@@ -76,7 +76,7 @@ struct DemoWebhooks: Sendable {
     }
 
     static func describe(_ data: [String: Any]) -> String {
-        data.keys.sorted().filter { !["position", "user_id"].contains($0) }.map { "\($0)=\(data[$0] ?? "null")" }.joined(separator: " ")
+        data.keys.sorted().filter { !["position", "user_id", "hash"].contains($0) }.map { "\($0)=\(data[$0] ?? "null")" }.joined(separator: " ")
     }
 
     static func seconds(_ duration: Duration) -> String {

@@ -42,10 +42,13 @@ struct DigestPublishingTests {
             #expect(try await ChainVerifier(pool: ledger.pool).check(ChainDigest(position: digest.position + 1_000, hash: digest.hash)) != .extends)
 
             // The endpoint got it as `ledger.digest`, signed, its id naming position and hash.
-            try await ledger.eventually("the endpoint acknowledges the digest", within: .seconds(30)) {
-                receiver.acknowledged.contains { $0.type == "ledger.digest" }
+            let isFirst: @Sendable (WebhookReceiver.Arrival) -> Bool = {
+                $0.type == "ledger.digest" && $0.data["position"] as? Int == Int(digest.position)
             }
-            let told = try #require(receiver.acknowledged.first { $0.type == "ledger.digest" })
+            try await ledger.eventually("the endpoint acknowledges the digest", within: .seconds(30)) {
+                receiver.acknowledged.contains(where: isFirst)
+            }
+            let told = try #require(receiver.acknowledged.first(where: isFirst))
             #expect(told.signatureValid)
             #expect(told.id == "dig_\(digest.position)_\(Hex.encode(digest.hash.prefix(8)))")
             #expect(told.data["position"] as? Int == Int(digest.position))
@@ -56,12 +59,21 @@ struct DigestPublishingTests {
             let feed = try await WebhookFlowTests.feed(ledger)
             #expect(!feed.contains { $0["type"] as? String == "ledger.digest" })
 
-            // No new event: no new digest, however many intervals pass.
+            // No new event: no new digest, however many intervals pass. Apple's notification of the
+            // purchase may land after the first digest and move the head once more: the digest of
+            // the head as it settles is awaited first, and the quiet time counts only if nothing
+            // was appended during it.
+            try await ledger.eventually("a digest of the settled head", within: .seconds(30)) {
+                let head = try await Self.head(ledger.pool)
+                return try await Self.digestRows(ledger.pool).last == head
+            }
+            let settled = try await Self.head(ledger.pool)
             let rows = try await Self.digestRows(ledger.pool)
-            #expect(rows.count == 1)
             try await Task.sleep(for: .seconds(2.5))
-            #expect(Self.lines(file).count == 1)
-            #expect(try await Self.digestRows(ledger.pool).count == 1)
+            if try await Self.head(ledger.pool) == settled {
+                #expect(Self.lines(file).count == rows.count)
+                #expect(try await Self.digestRows(ledger.pool) == rows)
+            }
 
             // Another purchase: a second digest, further on.
             let (_, more) = try await ledger.orderAndBuy(user: "d-bob", product: "com.example.coins100", appleId: "apple-d2")
@@ -71,8 +83,11 @@ struct DigestPublishingTests {
             let second = try #require(ChainDigest(parsing: String(lastLine.split(separator: " ")[0])))
             #expect(second.position > digest.position)
             #expect(try await ChainVerifier(pool: ledger.pool).check(second) == .extends)
-            try await ledger.eventually("the endpoint acknowledges both", within: .seconds(30)) {
-                receiver.acknowledged.filter { $0.type == "ledger.digest" }.count == 2
+            // Every digest reaches the endpoint, once each.
+            let published = try await Self.digestRows(ledger.pool)
+            try await ledger.eventually("the endpoint acknowledges every digest", within: .seconds(30)) {
+                Set(receiver.acknowledged.filter { $0.type == "ledger.digest" }.compactMap { $0.data["position"] as? Int })
+                    .isSuperset(of: published.map(Int.init))
             }
         }
     }
@@ -94,6 +109,11 @@ struct DigestPublishingTests {
         let standard = try #require(try ServerConfiguration.digests([:]))
         #expect(standard.interval == .seconds(3_600))
         #expect(standard.file == nil)
+    }
+
+    /// The log's head position.
+    static func head(_ pool: ConnectionPool) async throws -> Int64 {
+        try await pool.withConnection { try $0.query("SELECT coalesce(max(position), 0) FROM events")[0].decode(0) }
     }
 
     static func digestRows(_ pool: ConnectionPool) async throws -> [Int64] {
