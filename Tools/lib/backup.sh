@@ -296,6 +296,9 @@ pl_backup_restore() { # --latest | --time T
     return 1
   fi
   echo "backup: writable at $(_pl_backup_since "$t0") s" >&2
+  # A standby cloned from it later must not inherit the restore's target (see
+  # _pl_backup_forget_recovery_settings).
+  _pl_backup_forget_recovery_settings "$DATABASE_URL" || return 1
   # The restored server is on a new timeline. PostgreSQL 15 ends an archive recovery with a
   # checkpoint of its own (server.log: "end-of-recovery immediate wait"; a promotion by
   # pg_ctl promote only requests one), archives the new timeline's .history file at once, and
@@ -423,4 +426,88 @@ pl_cluster_backup_take() { # type
   options=$(_pl_cluster_backup_primary) || return 1
   read -r -a primary <<<"$options"
   pl_backup_take "$PL_CLUSTER_DIR" "$1" "${primary[@]}"
+}
+
+# Restores the failover set from its repository, as docs/backup-and-restore.md's "With
+# pg_auto_failover" says (arguments: --latest, or --time 'YYYY-MM-DD HH:MM:SS+00'): stops both
+# keepers and drops both nodes from the monitor, so no keeper fights the restore; restores node1
+# and lets it replay and promote, started by hand; stops it and registers it again (pg_autoctl
+# starts it and, alone in the group, makes it the primary, synchronous replication off); empties
+# node2 and creates it again, cloned from node1, until it is the secondary; then checkpoints and
+# takes a fresh full backup of the new timeline. pgBackRest's and PostgreSQL's errors are shown.
+pl_cluster_backup_restore() { # --latest | --time T
+  local dir=$PL_CLUSTER_DIR target=() name i state in_recovery
+  [ -s "$dir/pgbackrest.conf" ] || _pl_backup_die "$dir has no repository (start the set with Tools/cluster up --backup)" || return 1
+  case "${1:-}" in
+    --latest) ;;
+    --time) [ -n "${2:-}" ] || _pl_backup_die "--time needs 'YYYY-MM-DD HH:MM:SS+00'" || return 1
+      target=(--type=time "--target=$2" --target-action=promote) ;;
+    *) _pl_backup_die "restore takes --latest or --time 'YYYY-MM-DD HH:MM:SS+00'"; return 2 ;;
+  esac
+  for name in node2 node1; do
+    _pl_cluster_autoctl stop --pgdata "$dir/$name" >/dev/null 2>&1 || true
+  done
+  for i in $(seq 100); do
+    pgrep -f -- "pg_autoctl run --pgdata $dir/node" >/dev/null || break
+    sleep 0.1
+  done
+  for name in node2 node1; do
+    _pl_cluster_autoctl drop node --monitor "$PL_CLUSTER_MONITOR_URI" --formation default --name "$name" --force >/dev/null 2>&1 \
+      || _pl_backup_die "pg_autoctl drop node $name failed" || return 1
+    # The dropped node's keeper files: its next registration starts afresh.
+    rm -rf "$dir/config/pg_autoctl$dir/$name" "$dir/share/pg_autoctl$dir/$name"
+  done
+  pl_backup_pgbackrest "$dir" --delta "${target[@]}" restore --pg1-path="$dir/node1" \
+    || _pl_backup_die "pgbackrest restore failed (its message is above)" || return 1
+  # Started by hand to replay the archive and promote; pg_autoctl passes port and socket on the
+  # command line, so they are given here too.
+  pl_as_owner "$PL_CLUSTER_PGBIN/pg_ctl" -D "$dir/node1" -l "$dir/node1-restore.log" -w -t 300 \
+    -o "-p $PL_CLUSTER_NODE1_PORT -k $dir -c listen_addresses=127.0.0.1" start >/dev/null \
+    || { tail -n 20 "$dir/node1-restore.log" >&2; _pl_backup_die "node1 did not start after the restore"; return 1; }
+  for i in $(seq 300); do
+    in_recovery=$(psql -X -qAt -h "$dir" -p "$PL_CLUSTER_NODE1_PORT" -U postgres -d postgres -c "SELECT pg_is_in_recovery()" 2>/dev/null || true)
+    [ "$in_recovery" = f ] && break
+    pl_as_owner "$PL_CLUSTER_PGBIN/pg_ctl" -D "$dir/node1" status >/dev/null 2>&1 || break
+    sleep 1
+  done
+  if [ "$in_recovery" != f ]; then
+    grep -h "FATAL\|recovery ended\|target" "$dir"/node1/log/*.log "$dir/node1-restore.log" 2>/dev/null | tail -n 5 >&2
+    _pl_backup_die "node1 did not leave recovery (PostgreSQL's lines above)"; return 1
+  fi
+  # pgBackRest wrote the restore's settings into postgresql.auto.conf; pg_basebackup would copy
+  # them to the standby, which would then stop at the same target and promote itself onto a
+  # timeline of its own, and the primary's synchronous commits would wait for ever.
+  _pl_backup_forget_recovery_settings "host=$dir port=$PL_CLUSTER_NODE1_PORT user=postgres dbname=postgres" || return 1
+  # pg_autoctl starts the instance itself and refuses one already running.
+  pl_as_owner "$PL_CLUSTER_PGBIN/pg_ctl" -D "$dir/node1" -m fast -w stop >/dev/null
+  _pl_cluster_create_node node1 "$PL_CLUSTER_NODE1_PORT" || return 1
+  for i in $(seq 120); do
+    state=$(_pl_cluster_monitor_sql "SELECT reportedstate FROM pgautofailover.node WHERE nodename = 'node1'" 2>/dev/null || true)
+    [ "$state" = single ] && break
+    sleep 0.5
+  done
+  [ "$state" = single ] || _pl_backup_die "node1 did not come back as the group's only node (state '$state')" || return 1
+  rm -rf "$dir/node2"
+  _pl_cluster_create_node node2 "$PL_CLUSTER_NODE2_PORT" || return 1
+  for i in $(seq 240); do
+    state=$(_pl_cluster_monitor_sql "SELECT reportedstate FROM pgautofailover.node WHERE nodename = 'node2'" 2>/dev/null || true)
+    [ "$state" = secondary ] && break
+    sleep 0.5
+  done
+  [ "$state" = secondary ] || _pl_backup_die "node2 did not join as the secondary (state '$state')" || return 1
+  _pl_cluster_node_sql node1 "CHECKPOINT" >/dev/null
+  pl_cluster_backup_take full
+}
+
+# Removes the recovery settings pgBackRest's restore wrote into postgresql.auto.conf (restore_command
+# and the recovery target), once the server has left recovery: a standby cloned from it later
+# must not inherit a target to stop and promote at.
+_pl_backup_forget_recovery_settings() { # conninfo
+  local name
+  for name in restore_command recovery_target recovery_target_name recovery_target_time recovery_target_xid \
+    recovery_target_lsn recovery_target_inclusive recovery_target_timeline recovery_target_action; do
+    psql -X -qAt -v ON_ERROR_STOP=1 -d "$1" -c "ALTER SYSTEM RESET $name" >/dev/null \
+      || _pl_backup_die "could not reset $name after the restore" || return 1
+  done
+  psql -X -qAt -d "$1" -c "SELECT pg_reload_conf()" >/dev/null
 }
