@@ -1,3 +1,4 @@
+import AppStoreClient
 import EventStore
 import Foundation
 @testable import LedgerHTTP
@@ -67,10 +68,22 @@ struct DigestPublishingTests {
                 let head = try await Self.head(ledger.pool)
                 return try await Self.digestRows(ledger.pool).last == head
             }
+            // A full interval later, by the published row's own time, a check publishes nothing
+            // while the head stays where it was: asked directly, not waited out.
             let settled = try await Self.head(ledger.pool)
             let rows = try await Self.digestRows(ledger.pool)
-            try await Task.sleep(for: .seconds(2.5))
+            try await ledger.eventually("an interval has passed since the last digest", within: .seconds(10)) {
+                let last: Int64 = try await ledger.pool.withConnection {
+                    try $0.query("SELECT max(published_at_ms) FROM ledger_digests")[0].decode(0)
+                }
+                return WallClock.system() - last >= 1_000
+            }
+            let checker = DigestPublisher(
+                pool: ledger.pool, settings: DigestPublisher.Settings(interval: .seconds(1), file: file.path), clock: .system,
+                logger: ledger.logger)
+            let again = try await checker.publishIfDue()
             if try await Self.head(ledger.pool) == settled {
+                #expect(again == nil, "published \(String(describing: again)) with the head unmoved")
                 #expect(Self.lines(file).count == rows.count)
                 #expect(try await Self.digestRows(ledger.pool) == rows)
             }

@@ -48,6 +48,19 @@ struct RestoreDrillTests {
         return try #require(summaries.first)
     }
 
+    /// Returns once the database's clock has passed the next whole second: pgBackRest compares
+    /// a restore's target with backups' ends in whole seconds, so the target and what comes
+    /// before and after it must not share one.
+    static func passSecond(_ ledger: LedgerHarness) async throws {
+        let clock: @Sendable () async throws -> Double = {
+            try await ledger.pool.withConnection { try $0.query("SELECT extract(epoch FROM clock_timestamp())::float8")[0].decode(0) }
+        }
+        let start = try await clock()
+        try await ledger.eventually("the database's clock passes the next second", within: .seconds(10)) {
+            try await clock() >= start.rounded(.down) + 1.05
+        }
+    }
+
     /// The log's head position and hash, as stored.
     static func head(_ pool: ConnectionPool) async throws -> (position: Int64, hash: String) {
         try await pool.withConnection { connection in
@@ -117,7 +130,7 @@ struct RestoreDrillTests {
                 // A digest published before the target, of a head the target keeps.
                 let before = try await Self.digest(reaching: try await Self.head(ledger.pool).position, in: file, ledger)
                 // The target and the head at it, in one statement: what commits later is undone.
-                try await Task.sleep(for: .milliseconds(1_100))
+                try await Self.passSecond(ledger)
                 let (target, kept): (String, (position: Int64, hash: String)) = try await ledger.pool.withConnection { connection in
                     let row = try connection.query("""
                         SELECT now()::text, position, encode(hash, 'hex') FROM events ORDER BY position DESC LIMIT 1
@@ -125,7 +138,7 @@ struct RestoreDrillTests {
                     return (try row.decode(0), (try row.decode(1), try row.decode(2)))
                 }
                 #expect(before.position <= kept.position)
-                try await Task.sleep(for: .milliseconds(1_100))
+                try await Self.passSecond(ledger)
 
                 // Purchases after the target, which the restore undoes; a digest covers them, the
                 // endpoint and a consumer hear of them.
