@@ -436,7 +436,7 @@ pl_cluster_backup_take() { # type
 # node2 and creates it again, cloned from node1, until it is the secondary; then checkpoints and
 # takes a fresh full backup of the new timeline. pgBackRest's and PostgreSQL's errors are shown.
 pl_cluster_backup_restore() { # --latest | --time T
-  local dir=$PL_CLUSTER_DIR target=() name i state in_recovery
+  local dir=$PL_CLUSTER_DIR target=() name i in_recovery
   [ -s "$dir/pgbackrest.conf" ] || _pl_backup_die "$dir has no repository (start the set with Tools/cluster up --backup)" || return 1
   case "${1:-}" in
     --latest) ;;
@@ -480,21 +480,16 @@ pl_cluster_backup_restore() { # --latest | --time T
   _pl_backup_forget_recovery_settings "host=$dir port=$PL_CLUSTER_NODE1_PORT user=postgres dbname=postgres" || return 1
   # pg_autoctl starts the instance itself and refuses one already running.
   pl_as_owner "$PL_CLUSTER_PGBIN/pg_ctl" -D "$dir/node1" -m fast -w stop >/dev/null
+  # Then as Tools/cluster up brings the pair up: node1 alone (single), node2 cloned from it.
   _pl_cluster_create_node node1 "$PL_CLUSTER_NODE1_PORT" || return 1
-  for i in $(seq 120); do
-    state=$(_pl_cluster_monitor_sql "SELECT reportedstate FROM pgautofailover.node WHERE nodename = 'node1'" 2>/dev/null || true)
-    [ "$state" = single ] && break
-    sleep 0.5
-  done
-  [ "$state" = single ] || _pl_backup_die "node1 did not come back as the group's only node (state '$state')" || return 1
+  _pl_cluster_wait_for "$PL_CLUSTER_TIMEOUT" "node1 to be single" _pl_cluster_has_state node1 single \
+    || { tail -n 30 "$dir/node1.log" >&2; return 1; }
   rm -rf "$dir/node2"
   _pl_cluster_create_node node2 "$PL_CLUSTER_NODE2_PORT" || return 1
-  for i in $(seq 240); do
-    state=$(_pl_cluster_monitor_sql "SELECT reportedstate FROM pgautofailover.node WHERE nodename = 'node2'" 2>/dev/null || true)
-    [ "$state" = secondary ] && break
-    sleep 0.5
-  done
-  [ "$state" = secondary ] || _pl_backup_die "node2 did not join as the secondary (state '$state')" || return 1
+  _pl_cluster_wait_for "$PL_CLUSTER_TIMEOUT" "node1 primary and node2 secondary" _pl_cluster_healthy_pair node1 node2 \
+    || { pl_cluster_states >&2; tail -n 30 "$dir/node2.log" >&2; return 1; }
+  _pl_cluster_wait_for "$PL_CLUSTER_TIMEOUT" "synchronous replication from node1 to node2" _pl_cluster_sync_standby node1 \
+    || return 1
   _pl_cluster_node_sql node1 "CHECKPOINT" >/dev/null
   pl_cluster_backup_take full
 }
