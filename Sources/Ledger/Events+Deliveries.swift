@@ -53,13 +53,17 @@ public struct PurchaseDelivered: LedgerEventPayload {
     /// issued, without an offer, and in payloads written before it was recorded.
     public var offerSignatureId: String?
 
+    /// The app Apple's evidence named; absent in events recorded before several apps (docs/several-apps.md).
+    public var bundleId: String?
+
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
         userId: String, orderId: String?, environment: String, purchaseDateMs: Int64?, expiresDateMs: Int64?,
         priceMilliunits: Int64?, currency: String?, appAccountToken: String?, appTransactionId: String?, isTrial: Bool,
         grants: [String: Int64], submissionId: String, match: MatchReason, familyShared: Bool? = nil, storefront: String? = nil,
-        billingPlanType: String? = nil, commitment: Commitment? = nil, offerIdentifier: String? = nil, offerSignatureId: String? = nil
+        billingPlanType: String? = nil, commitment: Commitment? = nil, offerIdentifier: String? = nil, offerSignatureId: String? = nil, bundleId: String? = nil
     ) {
+        self.bundleId = bundleId
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -138,11 +142,15 @@ public struct SubscriptionRenewalSeen: LedgerEventPayload {
     /// priced by Apple's signed `price`.
     public var commitment: Commitment?
 
+    /// The app Apple's evidence named; absent in events recorded before several apps (docs/several-apps.md).
+    public var bundleId: String?
+
     public init(
         transactionId: String, originalTransactionId: String, productId: String, userId: String, environment: String,
         purchaseDateMs: Int64?, expiresDateMs: Int64?, isTrial: Bool, priceMilliunits: Int64?, currency: String?, source: String,
-        familyShared: Bool? = nil, storefront: String? = nil, billingPlanType: String? = nil, commitment: Commitment? = nil
+        familyShared: Bool? = nil, storefront: String? = nil, billingPlanType: String? = nil, commitment: Commitment? = nil, bundleId: String? = nil
     ) {
+        self.bundleId = bundleId
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId

@@ -31,11 +31,15 @@ public struct AppleNotificationReceived: LedgerEventPayload {
     public var productId: String?
     public var requestIdentifier: String?
 
+    /// The app the signed payload names (`data.bundleId`, v1 `bid`); absent when it names none, and in events recorded before several apps.
+    public var bundleId: String?
+
     public init(
         notificationId: String, version: String, notificationType: String, subtype: String?, environment: String?,
         transactionId: String?, originalTransactionId: String?, consumptionRequestReason: String?, documentSha256: String, receivedAtMs: Int64,
-        unreadable: String? = nil, productId: String? = nil, requestIdentifier: String? = nil
+        unreadable: String? = nil, productId: String? = nil, requestIdentifier: String? = nil, bundleId: String? = nil
     ) {
+        self.bundleId = bundleId
         self.notificationId = notificationId
         self.version = version
         self.notificationType = notificationType

@@ -5,7 +5,11 @@ public struct CatalogLoaded: LedgerEventPayload {
     /// sha256 (hex) of the file as loaded.
     public var fileSha256: String?
 
-    public init(products: [Product], fileSha256: String? = nil) {
+    /// The app whose products were loaded; absent in events recorded before several apps (docs/several-apps.md).
+    public var bundleId: String?
+
+    public init(products: [Product], fileSha256: String? = nil, bundleId: String? = nil) {
+        self.bundleId = bundleId
         self.products = products
         self.fileSha256 = fileSha256
     }
@@ -23,7 +27,11 @@ public struct OrderCreated: LedgerEventPayload {
     /// Milliseconds since 1970, UTC.
     public var createdAtMs: Int64
 
-    public init(orderId: String, userId: String, productId: String, quantity: Int64, appAccountToken: String, createdAtMs: Int64) {
+    /// The app the order is for (`bundle_id`); absent in events recorded before several apps, which belong to the log's legacy app (docs/several-apps.md).
+    public var bundleId: String?
+
+    public init(orderId: String, userId: String, productId: String, quantity: Int64, appAccountToken: String, createdAtMs: Int64, bundleId: String? = nil) {
+        self.bundleId = bundleId
         self.orderId = orderId
         self.userId = userId
         self.productId = productId

@@ -18,10 +18,14 @@ public struct BalanceSpent: LedgerEventPayload {
     /// Milliseconds since 1970, UTC.
     public var spentAtMs: Int64
 
+    /// The app whose balance was spent; absent in events recorded before several apps (docs/several-apps.md).
+    public var bundleId: String?
+
     public init(
         userId: String, unit: String, amount: Int64, spendId: String, reason: String?, balanceAfter: Int64,
-        attributions: [SpendAttribution], spentAtMs: Int64
+        attributions: [SpendAttribution], spentAtMs: Int64, bundleId: String? = nil
     ) {
+        self.bundleId = bundleId
         self.userId = userId
         self.unit = unit
         self.amount = amount
@@ -53,7 +57,11 @@ public struct ConsumptionConsentRecorded: LedgerEventPayload {
     /// Milliseconds since 1970, UTC.
     public var recordedAtMs: Int64
 
-    public init(userId: String, consumptionData: Bool, recordedAtMs: Int64) {
+    /// The app the user consented in; absent in events recorded before several apps (docs/several-apps.md).
+    public var bundleId: String?
+
+    public init(userId: String, consumptionData: Bool, recordedAtMs: Int64, bundleId: String? = nil) {
+        self.bundleId = bundleId
         self.userId = userId
         self.consumptionData = consumptionData
         self.recordedAtMs = recordedAtMs

@@ -22,10 +22,14 @@ public struct PurchaseUnclaimed: LedgerEventPayload {
     /// What found it (`notification:UUID` of the history reconciliation read).
     public var source: String
 
+    /// The app Apple's evidence named; absent in events recorded before several apps (docs/several-apps.md).
+    public var bundleId: String?
+
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
-        environment: String, purchaseDateMs: Int64?, priceMilliunits: Int64?, currency: String?, appAccountToken: String?, source: String
+        environment: String, purchaseDateMs: Int64?, priceMilliunits: Int64?, currency: String?, appAccountToken: String?, source: String, bundleId: String? = nil
     ) {
+        self.bundleId = bundleId
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId

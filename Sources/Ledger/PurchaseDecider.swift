@@ -110,7 +110,8 @@ public enum PurchaseDecider {
             let unclaimed = PurchaseUnclaimed(
                 transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
                 kind: product.kind, quantity: entry.quantity, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
-                priceMilliunits: entry.priceMilliunits, currency: entry.currency, appAccountToken: entry.appAccountToken, source: source)
+                priceMilliunits: entry.priceMilliunits, currency: entry.currency, appAccountToken: entry.appAccountToken, source: source,
+                bundleId: evidence.bundleId)
             appends.append(LedgerAppend(
                 stream: Streams.transaction(entry.transactionId), expectation: .noStream, events: [.purchaseUnclaimed(unclaimed)]))
         }
@@ -337,7 +338,8 @@ struct Work {
             isTrial: entry.isTrial, grants: grants, submissionId: submission.submissionId, match: match,
             familyShared: entry.isFamilyShared ? true : nil, storefront: entry.storefront,
             billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment, offerIdentifier: entry.offerIdentifier,
-            offerSignatureId: OfferAttribution.signature(allowing: entry, userId: submission.userId, among: context.offerSignatures)?.signatureId)
+            offerSignatureId: OfferAttribution.signature(allowing: entry, userId: submission.userId, among: context.offerSignatures)?.signatureId,
+            bundleId: evidence.bundleId)
     }
 
     /// The order this purchase pays for, and how it was found (docs/architecture.md §4: a token or
@@ -384,7 +386,8 @@ struct Work {
                     userId: owner.userId, environment: evidence.environment, purchaseDateMs: entry.purchaseDateMs,
                     expiresDateMs: entry.expiresDateMs, isTrial: entry.isTrial, priceMilliunits: entry.priceMilliunits,
                     currency: entry.currency, source: source, familyShared: entry.isFamilyShared ? true : nil,
-                    storefront: entry.storefront, billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment)
+                    storefront: entry.storefront, billingPlanType: entry.rawBillingPlanType, commitment: entry.commitment,
+                    bundleId: evidence.bundleId)
                 renewals[id] = renewal
                 appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [.subscriptionRenewalSeen(renewal)]))
             }

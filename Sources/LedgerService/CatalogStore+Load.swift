@@ -3,8 +3,9 @@ import Ledger
 import LedgerStore
 
 extension CatalogStore {
-    /// Checks a catalog file (docs/configuration.md format) and appends its products.
-    public func load(_ file: Data, into log: LedgerLog, metadata: RequestMetadata) async throws -> CatalogLoaded {
+    /// Checks a catalog file (docs/configuration.md format) and appends its products, as the
+    /// products of the app `bundleId` (nil: the log's legacy app, docs/several-apps.md).
+    public func load(_ file: Data, bundleId: String?, into log: LedgerLog, metadata: RequestMetadata) async throws -> CatalogLoaded {
         let products: [Product]
         do {
             products = try Catalog.parse(file)
@@ -12,7 +13,7 @@ extension CatalogStore {
             throw LedgerServiceError(.invalidRequest, error.description)
         }
         return try await mappingDatabaseErrors {
-            let loaded = CatalogLoaded(products: products, fileSha256: DocumentStore.name(of: file))
+            let loaded = CatalogLoaded(products: products, fileSha256: DocumentStore.name(of: file), bundleId: bundleId)
             try await log.append([LedgerAppend(stream: Streams.catalog, expectation: .any, events: [.catalogLoaded(loaded)])], metadata: metadata)
             return loaded
         }

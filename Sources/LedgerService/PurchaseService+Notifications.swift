@@ -52,7 +52,7 @@ extension PurchaseService {
                 transactionId: transaction?.transactionId, originalTransactionId: transaction?.originalTransactionId,
                 consumptionRequestReason: payload.data?.rawConsumptionRequestReason, documentSha256: DocumentStore.name(of: body),
                 receivedAtMs: clock(), productId: transaction?.productId ?? payload.summary?.productId,
-                requestIdentifier: payload.summary?.requestIdentifier)
+                requestIdentifier: payload.summary?.requestIdentifier, bundleId: payload.addressee.bundleId)
             evidence = transaction.map { transaction in
                 var evidence = Evidence(signed: transaction)
                 if let renewal = verified.renewalInfo?.payload { evidence.observe(renewal, fallbackMs: payload.signedDate ?? 0) }
@@ -75,7 +75,7 @@ extension PurchaseService {
                 environment: notification.environment?.rawValue ?? notification.environmentRaw,
                 transactionId: transactions.first?.transactionID,
                 originalTransactionId: notification.originalTransactionID ?? transactions.first?.originalTransactionID,
-                consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock())
+                consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock(), bundleId: notification.bundleID)
             evidence = Evidence(notification: notification)
         }
         let document = DocumentStore.insert(Array(body), kind: "notification_\(received.version)").statement
@@ -113,7 +113,8 @@ extension PurchaseService {
         let received = AppleNotificationReceived(
             notificationId: said.notificationUUID ?? name, version: "v2", notificationType: said.rawNotificationType ?? "UNKNOWN",
             subtype: said.rawSubtype, environment: said.addressee.rawEnvironment, transactionId: nil, originalTransactionId: nil,
-            consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock(), unreadable: unread.debugDescription)
+            consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock(), unreadable: unread.debugDescription,
+            bundleId: said.addressee.bundleId)
         let document = DocumentStore.insert(Array(body), kind: "notification_v2").statement
         try await mappingDatabaseErrors {
             do {

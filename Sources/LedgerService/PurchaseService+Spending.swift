@@ -34,7 +34,7 @@ extension PurchaseService {
                         }
                         let spent = BalanceSpent(
                             userId: userId, unit: unit, amount: amount, spendId: spendId, reason: reason, balanceAfter: wallet.balance - amount,
-                            attributions: shares, spentAtMs: clock())
+                            attributions: shares, spentAtMs: clock(), bundleId: configuration.bundleId)
                         do {
                             try await log.append(
                                 [LedgerAppend(stream: stream, expectation: version == 0 ? .noStream : .exactly(version), events: [.balanceSpent(spent)])],
@@ -55,7 +55,8 @@ extension PurchaseService {
     /// be sent to Apple when it asks about a refund request. The latest answer holds.
     public func recordConsent(userId: String, consumptionData: Bool, metadata: RequestMetadata) async throws -> ConsumptionConsentRecorded {
         try await mappingDatabaseErrors {
-            let consent = ConsumptionConsentRecorded(userId: userId, consumptionData: consumptionData, recordedAtMs: clock())
+            let consent = ConsumptionConsentRecorded(
+                userId: userId, consumptionData: consumptionData, recordedAtMs: clock(), bundleId: configuration.bundleId)
             try await log.append(
                 [LedgerAppend(stream: Streams.consent(userId: userId), expectation: .any, events: [.consumptionConsentRecorded(consent)])],
                 metadata: metadata)

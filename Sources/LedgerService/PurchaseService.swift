@@ -77,7 +77,7 @@ public final class PurchaseService: Sendable {
                 }
                 let order = OrderCreated(
                     orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
-                    appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock())
+                    appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock(), bundleId: configuration.bundleId)
                 try await log.append(
                     [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
                     metadata: metadata, idempotencyKey: idempotencyKey?.stored)
@@ -88,7 +88,7 @@ public final class PurchaseService: Sendable {
 
     /// Appends `CatalogLoaded` for the products of a catalog file.
     public func loadCatalog(_ file: Data, metadata: RequestMetadata) async throws -> CatalogLoaded {
-        try await catalog.load(file, into: log, metadata: metadata)
+        try await catalog.load(file, bundleId: configuration.bundleId, into: log, metadata: metadata)
     }
 
     // MARK: - Deciding

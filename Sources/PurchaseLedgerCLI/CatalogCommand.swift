@@ -20,6 +20,9 @@ struct CatalogCommand: AsyncParsableCommand {
         @Argument(help: "The catalog JSON file")
         var file: String
 
+        @Option(name: .customLong("bundle-id"), help: "The app whose products these are (default: $APPLE_BUNDLE_ID)")
+        var bundleId: String?
+
         func run() async throws {
             let logger = Logger(label: "purchase-ledger.catalog")
             let data: Data
@@ -28,11 +31,12 @@ struct CatalogCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("cannot read \(file)")
             }
+            let bundle = bundleId ?? ProcessInfo.processInfo.environment["APPLE_BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
             let loaded = try await database.withDatabase(logger: logger) { conninfo, _ in
                 try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
                     let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
                     do {
-                        return try await CatalogStore().load(data, into: log, metadata: RequestMetadata(actor: "cli"))
+                        return try await CatalogStore().load(data, bundleId: bundle, into: log, metadata: RequestMetadata(actor: "cli"))
                     } catch let error as LedgerServiceError where error.code == .invalidRequest {
                         throw ValidationError(error.message)
                     }

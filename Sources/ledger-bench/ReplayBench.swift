@@ -45,7 +45,7 @@ enum ReplayBench {
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         var head = try await log.store.headPosition()
         if head == 0 {
-            _ = try await CatalogStore().load(Data(catalog.utf8), into: log, metadata: RequestMetadata(actor: "bench"))
+            _ = try await CatalogStore().load(Data(catalog.utf8), bundleId: "com.example.app", into: log, metadata: RequestMetadata(actor: "bench"))
             head = 1
         }
         var purchase = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")

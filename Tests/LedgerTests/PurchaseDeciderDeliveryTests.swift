@@ -20,7 +20,7 @@ struct PurchaseDeciderDeliveryTests {
             transactionId: "T1", originalTransactionId: "T1", productId: Given.coins, kind: .consumable, quantity: 1,
             userId: Given.alice, orderId: "o-1", environment: "Production", purchaseDateMs: Given.t0 + Given.minute,
             expiresDateMs: nil, priceMilliunits: nil, currency: nil, appAccountToken: nil, appTransactionId: nil,
-            isTrial: false, grants: ["coins": 100], submissionId: Given.submissionId, match: .orderId)
+            isTrial: false, grants: ["coins": 100], submissionId: Given.submissionId, match: .orderId, bundleId: Given.bundleId)
         #expect(decision == Decision(
             outcome: .delivered([Delivery(
                 transactionId: "T1", originalTransactionId: "T1", productId: Given.coins, orderId: "o-1",

@@ -65,7 +65,7 @@ struct PurchaseDeciderReceiptTests {
         #expect(renewals.first?.event?.asRenewal == SubscriptionRenewalSeen(
             transactionId: "S2", originalTransactionId: "S0", productId: Given.monthly, userId: Given.alice,
             environment: "Production", purchaseDateMs: Given.t0 + 2 * period, expiresDateMs: Given.t0 + 3 * period,
-            isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId))
+            isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId, bundleId: Given.bundleId))
 
         let observed = try #require(decision.appended(to: Streams.subscription("S0")))
         #expect(observed.expectation == .any)

@@ -102,7 +102,7 @@ struct PurchaseDeciderRejectionTests {
                         transactionId: "T2", originalTransactionId: "T1", productId: Given.removeAds, kind: .nonConsumable,
                         quantity: 1, userId: Given.bob, orderId: nil, environment: "Production", purchaseDateMs: Given.t0 + 60_000,
                         expiresDateMs: nil, priceMilliunits: nil, currency: nil, appAccountToken: nil, appTransactionId: nil,
-                        isTrial: false, grants: [:], submissionId: Given.submissionId, match: .transferred))]),
+                        isTrial: false, grants: [:], submissionId: Given.submissionId, match: .transferred, bundleId: Given.bundleId))]),
                 LedgerAppend(
                 stream: Streams.ownership("T1"), expectation: .exactly(3),
                 events: [.ownershipTransferred(OwnershipTransferred(

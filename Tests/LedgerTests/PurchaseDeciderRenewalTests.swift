@@ -102,7 +102,7 @@ struct PurchaseDeciderRenewalTests {
         #expect(renewalAppend.event?.asRenewal == SubscriptionRenewalSeen(
             transactionId: "S1", originalTransactionId: "S0", productId: Given.monthly, userId: Given.alice,
             environment: "Production", purchaseDateMs: Given.t0 + period, expiresDateMs: Given.t0 + 2 * period,
-            isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId))
+            isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId, bundleId: Given.bundleId))
         #expect(decision.streams == [
             Streams.transaction("S0"), Streams.order("o-1"), Streams.ownership("S0"),
             Streams.transaction("S1"), Streams.subscription("S0"),
@@ -130,7 +130,7 @@ struct PurchaseDeciderRenewalTests {
         #expect(original.event?.asRenewal == SubscriptionRenewalSeen(
             transactionId: "S0", originalTransactionId: "S0", productId: Given.monthly, userId: Given.alice,
             environment: "Production", purchaseDateMs: Given.t0 + Given.minute, expiresDateMs: Given.t0 + period,
-            isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId))
+            isTrial: false, priceMilliunits: nil, currency: nil, source: Given.submissionId, bundleId: Given.bundleId))
         // Each period once: S1 delivered, S0 seen, nothing else per transaction.
         #expect(decision.streams == [
             Streams.transaction("S1"), Streams.ownership("S0"), Streams.transaction("S0"), Streams.subscription("S0"),
