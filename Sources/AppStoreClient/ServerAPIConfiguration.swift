@@ -38,12 +38,14 @@ public struct ServerAPIConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// From `APPLE_ISSUER_ID`, `APPLE_KEY_ID`, `APPLE_PRIVATE_KEY` (a path to the `.p8`),
-    /// `APPLE_BUNDLE_ID` and `APPLE_SERVER_API_URL`. Nil when the three credentials are all
-    /// unset (the ledger then does not ask Apple); an error when only some are, or the key
-    /// cannot be read.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(AppStoreError) -> ServerAPIConfiguration? {
+    /// `APPLE_SERVER_API_URL`, and `bundleId` (the app its tokens name; `APPLE_BUNDLE_ID` when
+    /// not given). Nil when the three credentials are all unset (the ledger then does not ask
+    /// Apple); an error when only some are, or the key cannot be read.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment, bundleId: String? = nil
+    ) throws(AppStoreError) -> ServerAPIConfiguration? {
         guard let key = try AppleAPIKeySettings.read(prefix: "APPLE_", from: environment) else { return nil }
-        guard let bundle = AppleAPIKeySettings.value("APPLE_BUNDLE_ID", in: environment) else {
+        guard let bundle = bundleId ?? AppleAPIKeySettings.value("APPLE_BUNDLE_ID", in: environment) else {
             throw AppStoreError(.invalidConfiguration, "the App Store Server API needs APPLE_BUNDLE_ID")
         }
         return ServerAPIConfiguration(

@@ -33,6 +33,7 @@ public struct ConfigurationSetting: Sendable, Hashable {
         .init("LEDGER_HTTP_ADDRESS", "127.0.0.1:8080"),
         .init("LEDGER_API_TOKENS", "none: every call is refused", .tokens),
         .init("LEDGER_CATALOG", "none"),
+        .init("LEDGER_APPS", "none: the app of APPLE_BUNDLE_ID"),
         .init("LOG_LEVEL", "info"),
         .init("APPLE_BUNDLE_ID", "none: required"),
         .init("APPLE_APP_APPLE_ID", "none"),

@@ -150,6 +150,7 @@ public struct LedgerServer: Sendable {
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })
         if let file = configuration.catalogFile {
+            let setting = configuration.ledger.apps.catalogSetting(of: configuration.ledger.apps.first)
             do {
                 // A file that cannot be read or parsed is configuration (exit 78, no restart loop);
                 // a database that fails to record it is not.
@@ -158,9 +159,9 @@ public struct LedgerServer: Sendable {
                     data = try Data(contentsOf: URL(fileURLWithPath: file))
                     _ = try Catalog.parse(data)
                 } catch let error as CatalogError {
-                    throw LedgerServiceError(.invalidConfiguration, "LEDGER_CATALOG: \(error)")
+                    throw LedgerServiceError(.invalidConfiguration, "\(setting): \(error)")
                 } catch {
-                    throw LedgerServiceError(.invalidConfiguration, "LEDGER_CATALOG: cannot read \(file)")
+                    throw LedgerServiceError(.invalidConfiguration, "\(setting): cannot read \(file)")
                 }
                 let loaded = try await service.loadCatalog(data, metadata: RequestMetadata(actor: "serve:LEDGER_CATALOG"))
                 logger.info("catalog loaded", metadata: ["file": "\(file)", "products": "\(loaded.products.count)"])

@@ -93,16 +93,15 @@ public struct ServerConfiguration: Sendable {
         self.init(
             host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
             ledger: try LedgerConfiguration(environment: environment), verifyReceipt: VerifyReceiptConfiguration(environment: environment),
-            rootCertificates: roots, catalogFile: environment["LEDGER_CATALOG"].flatMap { $0.isEmpty ? nil : $0 }, clock: clock,
-            machineClock: clock)
-        if let text = environment["APPLE_APP_APPLE_ID"], !text.isEmpty {
-            guard let id = Int64(text) else { throw LedgerServiceError(.invalidConfiguration, "APPLE_APP_APPLE_ID is a number, not \(text)") }
-            appAppleId = id
-        }
+            rootCertificates: roots, catalogFile: nil, clock: clock, machineClock: clock)
+        // The app's settings come from `LEDGER_APPS` or the one-app form, read once (LedgerApps).
+        catalogFile = ledger.apps.first.catalogFile
+        appAppleId = ledger.apps.first.appAppleId
+        verifyReceipt.sharedSecret = ledger.apps.first.sharedSecret
         consoleInsecureCookies = environment["LEDGER_CONSOLE_INSECURE_COOKIES"] == "1"
         readConninfo = environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }
         do {
-            serverAPI = try ServerAPIConfiguration.fromEnvironment(environment)
+            serverAPI = try ServerAPIConfiguration.fromEnvironment(environment, bundleId: ledger.bundleId)
         } catch {
             throw LedgerServiceError(.invalidConfiguration, error.message)
         }

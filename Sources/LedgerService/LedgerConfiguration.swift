@@ -4,8 +4,11 @@ import LedgerStore
 
 /// The settings of the purchase flow (docs/configuration.md).
 public struct LedgerConfiguration: Sendable {
-    /// `APPLE_BUNDLE_ID`: receipts and signed data for another app are rejected.
+    /// The app served (`APPLE_BUNDLE_ID`, or the one app of `LEDGER_APPS`): receipts and signed
+    /// data for another app are rejected.
     public var bundleId: String
+    /// Every app configured, with its secret, Apple id and catalog (one, for now).
+    public var apps: LedgerApps
     /// `APPLE_SHARED_SECRET`: checked on v1 notifications (and sent to verifyReceipt).
     public var sharedSecret: String?
     /// `LEDGER_TRANSFER_POLICY`.
@@ -41,6 +44,7 @@ public struct LedgerConfiguration: Sendable {
         retry: RetryPolicy = RetryPolicy(), readYourWritesTimeout: Duration = .seconds(5), commission: CommissionPlan = .standard
     ) {
         self.bundleId = bundleId
+        self.apps = LedgerApps(only: AppSettings(bundleId: bundleId, sharedSecret: sharedSecret))
         self.sharedSecret = sharedSecret
         self.transferPolicy = transferPolicy
         self.retry = retry
@@ -57,18 +61,23 @@ public struct LedgerConfiguration: Sendable {
         return plan
     }
 
-    /// Reads `APPLE_BUNDLE_ID` (required), `APPLE_SHARED_SECRET`, `LEDGER_TRANSFER_POLICY` and `LEDGER_COMMISSION`.
+    /// Reads the apps (`LEDGER_APPS`, or `APPLE_BUNDLE_ID` with `APPLE_SHARED_SECRET`,
+    /// `APPLE_APP_APPLE_ID` and `LEDGER_CATALOG`), `LEDGER_TRANSFER_POLICY` and `LEDGER_COMMISSION`.
     public init(environment: [String: String]) throws(LedgerServiceError) {
-        guard let bundle = environment["APPLE_BUNDLE_ID"], !bundle.isEmpty else {
-            throw LedgerServiceError(.invalidConfiguration, "APPLE_BUNDLE_ID is required: receipts are checked against it")
+        let apps = try LedgerApps(environment: environment)
+        // Balances, entitlements and revenue are not yet kept per app (docs/several-apps.md):
+        // serving two apps now would add one app's coins to the other's.
+        guard !apps.isSeveral else {
+            throw LedgerServiceError(
+                .invalidConfiguration,
+                "LEDGER_APPS lists \(apps.apps.count) apps; this release serves one app per ledger (docs/several-apps.md)")
         }
         let policyText = environment["LEDGER_TRANSFER_POLICY"].flatMap { $0.isEmpty ? nil : $0 } ?? "keep"
         guard let policy = TransferPolicy(rawValue: policyText) else {
             throw LedgerServiceError(.invalidConfiguration, "LEDGER_TRANSFER_POLICY is keep or transfer, not \(policyText)")
         }
-        self.init(
-            bundleId: bundle, sharedSecret: environment["APPLE_SHARED_SECRET"].flatMap { $0.isEmpty ? nil : $0 }, transferPolicy: policy,
-            commission: try Self.commission(from: environment))
+        self.init(bundleId: apps.first.bundleId, sharedSecret: apps.first.sharedSecret, transferPolicy: policy, commission: try Self.commission(from: environment))
+        self.apps = apps
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch value("LEDGER_REFUND_PREFERENCE") ?? "none" {
         case "none": refundPreference = nil

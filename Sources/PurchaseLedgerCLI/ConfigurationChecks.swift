@@ -30,7 +30,11 @@ struct ConfigurationChecks {
         report(scopes.isEmpty
             ? "LEDGER_API_TOKENS: none, so every call will be refused"
             : "LEDGER_API_TOKENS: \(scopes.count) token\(scopes.count == 1 ? "" : "s") (\(scopes.map(\.rawValue).joined(separator: ", ")))")
-        report("APPLE_BUNDLE_ID: \(configuration.ledger.bundleId)")
+        if let file = configuration.ledger.apps.file {
+            report("LEDGER_APPS: \(file) lists \(configuration.ledger.apps.bundleIds.joined(separator: ", "))")
+        } else {
+            report("APPLE_BUNDLE_ID: \(configuration.ledger.bundleId)")
+        }
         try checkURL("APPLE_VERIFY_RECEIPT_PRODUCTION_URL", configuration.verifyReceipt.productionURL)
         try checkURL("APPLE_VERIFY_RECEIPT_SANDBOX_URL", configuration.verifyReceipt.sandboxURL)
         report("APPLE_ROOT_CERTIFICATES: \(configuration.rootCertificates.count) roots trusted")
@@ -52,16 +56,17 @@ struct ConfigurationChecks {
             report("LEDGER_WEBHOOKS: \(endpoints.count) endpoints; LEDGER_WEBHOOK_SECRET parses")
         }
         if let catalog = configuration.catalogFile {
+            let setting = configuration.ledger.apps.catalogSetting(of: configuration.ledger.apps.first)
             let data: Data
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: catalog))
             } catch {
-                throw ConfigurationFailure(message: "LEDGER_CATALOG: cannot read \(catalog)")
+                throw ConfigurationFailure(message: "\(setting): cannot read \(catalog)")
             }
             do {
-                report("LEDGER_CATALOG: \(try Catalog.parse(data).count) products")
+                report("\(setting): \(try Catalog.parse(data).count) products")
             } catch {
-                throw ConfigurationFailure(message: "LEDGER_CATALOG: \(error)")
+                throw ConfigurationFailure(message: "\(setting): \(error)")
             }
         }
         guard let conninfo else {
