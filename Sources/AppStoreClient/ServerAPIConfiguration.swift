@@ -38,18 +38,16 @@ public struct ServerAPIConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// From `APPLE_ISSUER_ID`, `APPLE_KEY_ID`, `APPLE_PRIVATE_KEY` (a path to the `.p8`),
-    /// `APPLE_SERVER_API_URL`, and `bundleId` (the app its tokens name; `APPLE_BUNDLE_ID` when
-    /// not given). Nil when the three credentials are all unset (the ledger then does not ask
-    /// Apple); an error when only some are, or the key cannot be read.
+    /// `APPLE_SERVER_API_URL`, with `bundleId`, the app its tokens name (read with the app's
+    /// other settings: `APPLE_BUNDLE_ID` or `LEDGER_APPS`). Nil when the three credentials are
+    /// all unset (the ledger then does not ask Apple); an error when only some are, or the key
+    /// cannot be read.
     public static func fromEnvironment(
-        _ environment: [String: String] = ProcessInfo.processInfo.environment, bundleId: String? = nil
+        _ environment: [String: String] = ProcessInfo.processInfo.environment, bundleId: String
     ) throws(AppStoreError) -> ServerAPIConfiguration? {
         guard let key = try AppleAPIKeySettings.read(prefix: "APPLE_", from: environment) else { return nil }
-        guard let bundle = bundleId ?? AppleAPIKeySettings.value("APPLE_BUNDLE_ID", in: environment) else {
-            throw AppStoreError(.invalidConfiguration, "the App Store Server API needs APPLE_BUNDLE_ID")
-        }
         return ServerAPIConfiguration(
-            issuerId: key.issuerId, keyId: key.keyId, privateKeyPEM: try key.privateKeyPEM(setting: "APPLE_PRIVATE_KEY"), bundleId: bundle,
+            issuerId: key.issuerId, keyId: key.keyId, privateKeyPEM: try key.privateKeyPEM(setting: "APPLE_PRIVATE_KEY"), bundleId: bundleId,
             baseURL: AppleAPIKeySettings.value("APPLE_SERVER_API_URL", in: environment))
     }
 

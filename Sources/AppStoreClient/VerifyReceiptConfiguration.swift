@@ -14,8 +14,8 @@ public struct VerifyReceiptConfiguration: Sendable, CustomStringConvertible {
     public var productionURL: String
     /// Asked after a 21007; `APPLE_VERIFY_RECEIPT_SANDBOX_URL`.
     public var sandboxURL: String
-    /// The app's shared secret (`password`), needed for auto-renewable subscriptions;
-    /// `APPLE_SHARED_SECRET`. Never logged.
+    /// The app's shared secret (`password`), needed for auto-renewable subscriptions
+    /// (`APPLE_SHARED_SECRET`, or the app's in `LEDGER_APPS`). Never logged.
     public var sharedSecret: String?
     /// The longest one attempt may take, connection included.
     public var timeout: Duration
@@ -48,14 +48,16 @@ public struct VerifyReceiptConfiguration: Sendable, CustomStringConvertible {
         self.maximumResponseBytes = maximumResponseBytes
     }
 
-    /// Reads `APPLE_VERIFY_RECEIPT_PRODUCTION_URL`, `APPLE_VERIFY_RECEIPT_SANDBOX_URL` and
-    /// `APPLE_SHARED_SECRET` (docs/configuration.md); unset or empty variables keep the defaults.
-    public init(environment: [String: String]) {
+    /// Reads `APPLE_VERIFY_RECEIPT_PRODUCTION_URL` and `APPLE_VERIFY_RECEIPT_SANDBOX_URL`
+    /// (docs/configuration.md; unset or empty variables keep the defaults), with the app's
+    /// `sharedSecret`, which the caller read with the app's other settings (`APPLE_SHARED_SECRET`
+    /// or `LEDGER_APPS`).
+    public init(environment: [String: String], sharedSecret: String?) {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         self.init(
             productionURL: value("APPLE_VERIFY_RECEIPT_PRODUCTION_URL") ?? Self.defaultProductionURL,
             sandboxURL: value("APPLE_VERIFY_RECEIPT_SANDBOX_URL") ?? Self.defaultSandboxURL,
-            sharedSecret: value("APPLE_SHARED_SECRET")
+            sharedSecret: sharedSecret
         )
     }
 

@@ -22,8 +22,8 @@ public struct ServerConfiguration: Sendable {
     public var rootCertificates: [Certificate]
     public var poolSize: Int
     public var workerPollInterval: Duration
-    /// `LEDGER_CATALOG`: loaded at start when set.
-    public var catalogFile: String?
+    /// The app's catalog file (`LEDGER_CATALOG`, or the app's in `LEDGER_APPS`), loaded at start.
+    public var catalogFile: String? { ledger.apps.first.catalogFile }
     /// Act as `ledger_app` (INSERT and SELECT only on the log); off only for tests that
     /// deliberately use a schema-less superuser setup.
     public var actAsApplicationRole: Bool = true
@@ -35,8 +35,9 @@ public struct ServerConfiguration: Sendable {
     /// schedule of pending receipts, and the App Store Server API's tokens, which Apple checks
     /// against its own clock. `clock` in `serve`; `.system` beside a simulated `clock`.
     public var machineClock: WallClock
-    /// `APPLE_APP_APPLE_ID`: the app's numeric Apple id, checked in production signed data.
-    public var appAppleId: Int64?
+    /// The app's numeric Apple id (`APPLE_APP_APPLE_ID`, or the app's in `LEDGER_APPS`),
+    /// checked in production signed data.
+    public var appAppleId: Int64? { ledger.apps.first.appAppleId }
     /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
     public var serverAPI: ServerAPIConfiguration?
     /// The App Store Connect API's key and URL (`APPLE_CONNECT_*`), for price points; nil: no
@@ -63,7 +64,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,
         verifyReceipt: VerifyReceiptConfiguration, rootCertificates: [Certificate], poolSize: Int = 16,
-        workerPollInterval: Duration = .milliseconds(500), catalogFile: String? = nil, clock: WallClock, machineClock: WallClock
+        workerPollInterval: Duration = .milliseconds(500), clock: WallClock, machineClock: WallClock
     ) {
         self.host = host
         self.port = port
@@ -74,7 +75,6 @@ public struct ServerConfiguration: Sendable {
         self.rootCertificates = rootCertificates
         self.poolSize = poolSize
         self.workerPollInterval = workerPollInterval
-        self.catalogFile = catalogFile
         self.clock = clock
         self.machineClock = machineClock
     }
@@ -83,6 +83,7 @@ public struct ServerConfiguration: Sendable {
     /// `LEDGER_TRANSFER_POLICY`; `address` (a flag) overrides the variable. `clock` is both the
     /// ledger's and the machine's (`.system` in `serve`).
     public init(environment: [String: String], conninfo: String, address: String? = nil, clock: WallClock) throws {
+        let ledger = try LedgerConfiguration(environment: environment)
         let (host, port) = try Self.parse(address: address ?? environment["LEDGER_HTTP_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:8080")
         let roots: [Certificate]
         do {
@@ -92,12 +93,8 @@ public struct ServerConfiguration: Sendable {
         }
         self.init(
             host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
-            ledger: try LedgerConfiguration(environment: environment), verifyReceipt: VerifyReceiptConfiguration(environment: environment),
-            rootCertificates: roots, catalogFile: nil, clock: clock, machineClock: clock)
-        // The app's settings come from `LEDGER_APPS` or the one-app form, read once (LedgerApps).
-        catalogFile = ledger.apps.first.catalogFile
-        appAppleId = ledger.apps.first.appAppleId
-        verifyReceipt.sharedSecret = ledger.apps.first.sharedSecret
+            ledger: ledger, verifyReceipt: VerifyReceiptConfiguration(environment: environment, sharedSecret: ledger.sharedSecret),
+            rootCertificates: roots, clock: clock, machineClock: clock)
         consoleInsecureCookies = environment["LEDGER_CONSOLE_INSECURE_COOKIES"] == "1"
         readConninfo = environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }
         do {

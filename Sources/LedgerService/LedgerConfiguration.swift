@@ -4,13 +4,14 @@ import LedgerStore
 
 /// The settings of the purchase flow (docs/configuration.md).
 public struct LedgerConfiguration: Sendable {
+    /// Every app configured, with its secret, Apple id and catalog (one, for now): the one
+    /// place the app's settings are kept.
+    public var apps: LedgerApps
     /// The app served (`APPLE_BUNDLE_ID`, or the one app of `LEDGER_APPS`): receipts and signed
     /// data for another app are rejected.
-    public var bundleId: String
-    /// Every app configured, with its secret, Apple id and catalog (one, for now).
-    public var apps: LedgerApps
-    /// `APPLE_SHARED_SECRET`: checked on v1 notifications (and sent to verifyReceipt).
-    public var sharedSecret: String?
+    public var bundleId: String { apps.first.bundleId }
+    /// The app's shared secret: checked on v1 notifications (and sent to verifyReceipt).
+    public var sharedSecret: String? { apps.first.sharedSecret }
     /// `LEDGER_TRANSFER_POLICY`.
     public var transferPolicy: TransferPolicy
     /// How the retry worker spaces its attempts at a pending receipt.
@@ -39,13 +40,21 @@ public struct LedgerConfiguration: Sendable {
     public var finishTransactions = false
     public var finishInterval: Duration = .seconds(2)
 
+    /// One app, with nothing but its bundle id and secret (tests, benches).
     public init(
         bundleId: String, sharedSecret: String? = nil, transferPolicy: TransferPolicy = .keep,
         retry: RetryPolicy = RetryPolicy(), readYourWritesTimeout: Duration = .seconds(5), commission: CommissionPlan = .standard
     ) {
-        self.bundleId = bundleId
-        self.apps = LedgerApps(only: AppSettings(bundleId: bundleId, sharedSecret: sharedSecret))
-        self.sharedSecret = sharedSecret
+        self.init(
+            apps: LedgerApps(only: AppSettings(bundleId: bundleId, sharedSecret: sharedSecret)), transferPolicy: transferPolicy, retry: retry,
+            readYourWritesTimeout: readYourWritesTimeout, commission: commission)
+    }
+
+    public init(
+        apps: LedgerApps, transferPolicy: TransferPolicy = .keep, retry: RetryPolicy = RetryPolicy(),
+        readYourWritesTimeout: Duration = .seconds(5), commission: CommissionPlan = .standard
+    ) {
+        self.apps = apps
         self.transferPolicy = transferPolicy
         self.retry = retry
         self.readYourWritesTimeout = readYourWritesTimeout
@@ -76,8 +85,7 @@ public struct LedgerConfiguration: Sendable {
         guard let policy = TransferPolicy(rawValue: policyText) else {
             throw LedgerServiceError(.invalidConfiguration, "LEDGER_TRANSFER_POLICY is keep or transfer, not \(policyText)")
         }
-        self.init(bundleId: apps.first.bundleId, sharedSecret: apps.first.sharedSecret, transferPolicy: policy, commission: try Self.commission(from: environment))
-        self.apps = apps
+        self.init(apps: apps, transferPolicy: policy, commission: try Self.commission(from: environment))
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch value("LEDGER_REFUND_PREFERENCE") ?? "none" {
         case "none": refundPreference = nil

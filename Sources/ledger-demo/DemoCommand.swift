@@ -89,10 +89,10 @@ struct DemoCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: serve ? 8080 : 0, conninfo: conninfo,
             tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance,\(DemoScript.supportToken):support"),
-            ledger: LedgerConfiguration(bundleId: DemoScript.bundleId),
+            ledger: LedgerConfiguration(apps: LedgerApps(only: AppSettings(bundleId: DemoScript.bundleId, catalogFile: catalogFile.path))),
             verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
             rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
-            workerPollInterval: .milliseconds(100), catalogFile: catalogFile.path, clock: WallClock({ simulator.nowMilliseconds }),
+            workerPollInterval: .milliseconds(100), clock: WallClock({ simulator.nowMilliseconds }),
             machineClock: .system)
         configuration.serverAPI = ServerAPIConfiguration(
             issuerId: "demo-issuer", keyId: "DEMOKEY001", privateKeyPEM: key, bundleId: DemoScript.bundleId, baseURL: apple.baseURL)

@@ -10,13 +10,11 @@ import Testing
 struct VerifyReceiptConfigurationTests {
     @Test("configuration reads the contract's variables and never prints the secret")
     func readsConfiguration() {
-        let config = VerifyReceiptConfiguration(environment: [
-            "APPLE_VERIFY_RECEIPT_PRODUCTION_URL": "http://127.0.0.1:9/p", "APPLE_SHARED_SECRET": "hush",
-        ])
+        let config = VerifyReceiptConfiguration(environment: ["APPLE_VERIFY_RECEIPT_PRODUCTION_URL": "http://127.0.0.1:9/p"], sharedSecret: "hush")
         #expect(config.productionURL == "http://127.0.0.1:9/p")
         #expect(config.sandboxURL == VerifyReceiptConfiguration.defaultSandboxURL)
         #expect(config.sharedSecret == "hush")
         #expect(!config.description.contains("hush"))
-        #expect(VerifyReceiptConfiguration(environment: [:]).productionURL == "https://buy.itunes.apple.com/verifyReceipt")
+        #expect(VerifyReceiptConfiguration(environment: [:], sharedSecret: nil).productionURL == "https://buy.itunes.apple.com/verifyReceipt")
     }
 }
