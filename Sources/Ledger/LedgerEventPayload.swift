@@ -54,6 +54,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case massRenewalExtensionRequested(MassRenewalExtensionRequested)
     case massRenewalExtensionCompleted(MassRenewalExtensionCompleted)
     case purchaseUnclaimed(PurchaseUnclaimed)
+    case appsConfigured(AppsConfigured)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -120,6 +121,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case MassRenewalExtensionRequested.eventType: self = .massRenewalExtensionRequested(try decode(MassRenewalExtensionRequested.self))
         case MassRenewalExtensionCompleted.eventType: self = .massRenewalExtensionCompleted(try decode(MassRenewalExtensionCompleted.self))
         case PurchaseUnclaimed.eventType: self = .purchaseUnclaimed(try decode(PurchaseUnclaimed.self))
+        case AppsConfigured.eventType: self = .appsConfigured(try decode(AppsConfigured.self))
         default: self = .unknown(type: type)
         }
     }
@@ -161,6 +163,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .massRenewalExtensionRequested(let p): p
         case .massRenewalExtensionCompleted(let p): p
         case .purchaseUnclaimed(let p): p
+        case .appsConfigured(let p): p
         case .unknown: nil
         }
     }

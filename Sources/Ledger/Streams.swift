@@ -2,6 +2,8 @@
 /// stream, is what makes delivery exactly-once in the database rather than by check-then-insert.
 public enum Streams {
     public static let catalog = "catalog"
+    /// The apps served, as configured over time (`AppsConfigured`).
+    public static let apps = "apps"
     public static func order(_ id: String) -> String { "order-\(id)" }
     public static func submission(_ id: String) -> String { "submission-\(id)" }
     /// Holds the one `PurchaseDelivered` or `SubscriptionRenewalSeen` of an Apple transaction.

@@ -149,6 +149,18 @@ public struct LedgerServer: Sendable {
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })
+        do {
+            // Before anything this server records: the log names the apps its events belong to.
+            if let recorded = try await service.recordApps(metadata: RequestMetadata(actor: "serve")) {
+                logger.info("apps recorded", metadata: [
+                    "apps": "\(recorded.apps.map(\.bundleId).joined(separator: ","))", "legacy": "\(recorded.legacyBundleId ?? "none")",
+                ])
+            }
+        } catch {
+            await pool.close()
+            try? await httpClient.shutdown()
+            throw error
+        }
         if let file = configuration.catalogFile {
             let setting = configuration.ledger.apps.catalogSetting(of: configuration.ledger.apps.first)
             do {

@@ -9,6 +9,9 @@ enum TimelineSummary {
         switch event {
         case .catalogLoaded(let c):
             return "Catalog loaded: \(c.products.count) products\(by)"
+        case .appsConfigured(let a):
+            let legacy = a.legacyBundleId.map { "; the events recorded before name no app and belong to \($0)" } ?? ""
+            return "Apps served: \(a.apps.map(\.bundleId).joined(separator: ", "))\(legacy)\(by)"
         case .orderCreated(let o):
             return "Order \(o.orderId) created for user \(o.userId): \(o.quantity) × \(o.productId)\(by)"
         case .orderFulfilled(let f):

@@ -4,8 +4,8 @@ import LedgerStore
 
 extension CatalogStore {
     /// Checks a catalog file (docs/configuration.md format) and appends its products, as the
-    /// products of the app `bundleId` (nil: the log's legacy app, docs/several-apps.md).
-    public func load(_ file: Data, bundleId: String?, into log: LedgerLog, metadata: RequestMetadata) async throws -> CatalogLoaded {
+    /// products of the app `bundleId`.
+    public func load(_ file: Data, bundleId: String, into log: LedgerLog, metadata: RequestMetadata) async throws -> CatalogLoaded {
         let products: [Product]
         do {
             products = try Catalog.parse(file)

@@ -288,6 +288,22 @@ public struct LedgerReads: Sendable {
         }
     }
 
+    /// Whether the log holds an event recorded before events named their app: one of the types
+    /// that carry `bundle_id` from that release on, without it (docs/several-apps.md). Asked
+    /// once, before the log's first `AppsConfigured`: an older log answers at its first such
+    /// event, and a log that never lacked one is young.
+    public func holdsEventsWithoutApp() async throws -> Bool {
+        let types = [
+            OrderCreated.eventType, PurchaseDelivered.eventType, SubscriptionRenewalSeen.eventType, PurchaseUnclaimed.eventType,
+            BalanceSpent.eventType, ConsumptionConsentRecorded.eventType, CatalogLoaded.eventType,
+        ]
+        return try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT EXISTS (SELECT 1 FROM events WHERE event_type = ANY(\(PostgresArray(types.map(Optional.some)))) AND NOT payload ? 'bundle_id')
+                """)[0].decode(0)
+        }
+    }
+
     // MARK: - Refund requests
 
     /// CONSUMPTION_REQUEST notifications the ledger has neither answered nor withheld an answer

@@ -20,7 +20,7 @@ struct CatalogCommand: AsyncParsableCommand {
         @Argument(help: "The catalog JSON file")
         var file: String
 
-        @Option(name: .customLong("bundle-id"), help: "The app whose products these are (default: $APPLE_BUNDLE_ID)")
+        @Option(name: .customLong("bundle-id"), help: "The app whose products these are (default: the app of $APPLE_BUNDLE_ID or $LEDGER_APPS)")
         var bundleId: String?
 
         func run() async throws {
@@ -31,7 +31,15 @@ struct CatalogCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("cannot read \(file)")
             }
-            let bundle = bundleId ?? ProcessInfo.processInfo.environment["APPLE_BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
+            // Every catalog names its app: one named by nothing would fall to the log's legacy app.
+            let bundle: String
+            if let bundleId {
+                bundle = bundleId
+            } else if let apps = try? LedgerApps(environment: ProcessInfo.processInfo.environment), !apps.isSeveral {
+                bundle = apps.first.bundleId
+            } else {
+                throw ValidationError("name the app these products are for: --bundle-id (or APPLE_BUNDLE_ID, or LEDGER_APPS listing one app)")
+            }
             let loaded = try await database.withDatabase(logger: logger) { conninfo, _ in
                 try await withPool(try Conninfo.addingOptions("-c role=ledger_app", to: conninfo), logger: logger) { pool in
                     let log = LedgerLog(store: EventStore(pool: pool, logger: logger))

@@ -17,7 +17,7 @@ struct DigestTests {
             try await TestDatabase.withSchema { rewritten, _ in
                 for conninfo in [original, rewritten] {
                     #expect(try await ToolRun.run(["migrate"], databaseURL: conninfo).status == 0)
-                    let loaded = try await ToolRun.run(["catalog", "load", catalog.path], databaseURL: conninfo)
+                    let loaded = try await ToolRun.run(["catalog", "load", catalog.path, "--bundle-id", "com.example.app"], databaseURL: conninfo)
                     #expect(loaded.status == 0, "\(loaded.output)")
                 }
                 let digest = try await ToolRun.run(["digest"], databaseURL: original)
@@ -26,7 +26,7 @@ struct DigestTests {
                 #expect(published.wholeMatch(of: /1:[0-9a-f]{64}/) != nil, "\(published)")
 
                 // The log grows after publication: it still extends the published head.
-                #expect(try await ToolRun.run(["catalog", "load", catalog.path], databaseURL: original).status == 0)
+                #expect(try await ToolRun.run(["catalog", "load", catalog.path, "--bundle-id", "com.example.app"], databaseURL: original).status == 0)
                 let extends = try await ToolRun.run(["verify", "--digest", published], databaseURL: original)
                 #expect(extends.status == 0, "\(extends.output)")
                 #expect(extends.output.contains("digest verified: the log extends \(published)"))

@@ -37,7 +37,7 @@ struct ImportTests {
 
         try await TestDatabase.withSchema { conninfo, pool in
             #expect(try await ToolRun.run(["migrate"], databaseURL: conninfo).status == 0)
-            #expect(try await ToolRun.run(["catalog", "load", catalog.path], databaseURL: conninfo).status == 0)
+            #expect(try await ToolRun.run(["catalog", "load", catalog.path], databaseURL: conninfo, environment: environment).status == 0)
             let first = try await ToolRun.run(["import", history.path], databaseURL: conninfo, environment: environment)
             #expect(first.status == 1, "bad lines make the run fail: \(first.output)")
             #expect(first.output.contains("7 lines, 2 imported"), "\(first.output)")

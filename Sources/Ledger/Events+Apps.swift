@@ -1,0 +1,30 @@
+/// One app as the ledger was configured to serve it.
+public struct ConfiguredApp: Codable, Sendable, Hashable {
+    public var bundleId: String
+    /// The app's numeric Apple id, when configured.
+    public var appAppleId: Int64?
+
+    public init(bundleId: String, appAppleId: Int64? = nil) {
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+    }
+}
+
+/// The apps the ledger serves changed (or were recorded for the first time): `serve` appends
+/// it at start when its configuration differs from the last one recorded, in stream `apps`.
+/// It is how the log itself says which app its events without `bundle_id` belong to
+/// (docs/several-apps.md), so that a replay never depends on the configuration of its day.
+public struct AppsConfigured: LedgerEventPayload {
+    public static let eventType = "AppsConfigured"
+    /// The apps served from this event on, in the order configured.
+    public var apps: [ConfiguredApp]
+    /// The app the events recorded before several apps belong to (those with no `bundle_id`):
+    /// named by the first `AppsConfigured` of a log that already held events, and repeated by
+    /// every later one so a reader needs only the latest; nil in a log that began with it.
+    public var legacyBundleId: String?
+
+    public init(apps: [ConfiguredApp], legacyBundleId: String?) {
+        self.apps = apps
+        self.legacyBundleId = legacyBundleId
+    }
+}

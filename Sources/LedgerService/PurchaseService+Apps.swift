@@ -1,0 +1,36 @@
+import EventStore
+import Ledger
+import LedgerStore
+
+extension PurchaseService {
+    /// Records the configured apps (`AppsConfigured`, stream `apps`) unless the last recorded
+    /// are the same; returns what it recorded. `serve` calls it at start, before anything it
+    /// records. The first record of a log that holds events recorded before events named their
+    /// app names the app those belong to: this release serves one app, the one the log was
+    /// recorded for (docs/several-apps.md). Servers starting together meet on the stream's version: the one
+    /// that loses reads again and finds the other's record.
+    public func recordApps(metadata: RequestMetadata) async throws -> AppsConfigured? {
+        try await mappingDatabaseErrors {
+            let apps = configuration.apps.apps.map { ConfiguredApp(bundleId: $0.bundleId, appAppleId: $0.appAppleId) }
+            for _ in 1...8 {
+                let recorded = try await log.read(stream: Streams.apps)
+                let latest: AppsConfigured? = if case .appsConfigured(let last)? = recorded.last?.event { last } else { nil }
+                if let latest, latest.apps == apps { return nil }
+                let legacy = try await recorded.isEmpty
+                    ? (reads.holdsEventsWithoutApp() ? configuration.apps.first.bundleId : nil)
+                    : latest?.legacyBundleId
+                let configured = AppsConfigured(apps: apps, legacyBundleId: legacy)
+                let version = Int64(recorded.count)
+                do {
+                    try await log.append(
+                        [LedgerAppend(stream: Streams.apps, expectation: version == 0 ? .noStream : .exactly(version), events: [.appsConfigured(configured)])],
+                        metadata: metadata)
+                    return configured
+                } catch EventStoreError.Code.wrongExpectedVersion {
+                    continue
+                }
+            }
+            throw LedgerServiceError(.busy, "the apps stream kept moving while serve recorded its apps; start again")
+        }
+    }
+}
