@@ -10,9 +10,10 @@ import Testing
 struct CatalogLoadTests {
     @Test("the products are recorded for --bundle-id, else the one app of LEDGER_APPS; with no app named, nothing is recorded")
     func catalogNamesItsApp() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-load-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        try await TemporaryFolder.with("catalog-load") { folder in try await catalogNamesItsApp(in: folder) }
+    }
+
+    private func catalogNamesItsApp(in folder: URL) async throws {
         let catalog = folder.appendingPathComponent("catalog.json")
         try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}}]}"#.utf8).write(to: catalog)
         let apps = folder.appendingPathComponent("apps.json")

@@ -88,41 +88,39 @@ struct ReleaseCommandTests {
             (#"{"apps": [{"bundle_id": "com.example.app"}, {"bundle_id": "com.example.reader"}]}"#, "lists 2 apps; this release serves one"),
         ])
     func refusesBadAppsFile(text: String, expected: String) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("apps.json")
-        try Data(text.utf8).write(to: file)
-        try await TestDatabase.withSchema { conninfo, _ in
-            let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
-            #expect(migrated.status == 0, "\(migrated.output)")
-            let environment = ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"]
-            for command in [["config", "check"], ["serve", "--address", "127.0.0.1:0"]] {
-                let run = try await ToolRun.run(command, databaseURL: conninfo, environment: environment)
-                #expect(run.status == 78, "\(command): \(run.status)\n\(run.output)")
-                let errors = run.output.split(separator: "\n").filter { $0.hasPrefix("configuration error:") }
-                #expect(errors.count == 1 && errors[0].contains("LEDGER_APPS") && errors[0].contains(expected), "\(command): \(run.output)")
+        try await TemporaryFolder.with("apps") { folder in
+            let file = folder.appendingPathComponent("apps.json")
+            try Data(text.utf8).write(to: file)
+            try await TestDatabase.withSchema { conninfo, _ in
+                let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+                #expect(migrated.status == 0, "\(migrated.output)")
+                let environment = ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"]
+                for command in [["config", "check"], ["serve", "--address", "127.0.0.1:0"]] {
+                    let run = try await ToolRun.run(command, databaseURL: conninfo, environment: environment)
+                    #expect(run.status == 78, "\(command): \(run.status)\n\(run.output)")
+                    let errors = run.output.split(separator: "\n").filter { $0.hasPrefix("configuration error:") }
+                    #expect(errors.count == 1 && errors[0].contains("LEDGER_APPS") && errors[0].contains(expected), "\(command): \(run.output)")
+                }
             }
         }
     }
 
     @Test("one app listed in LEDGER_APPS is served as APPLE_BUNDLE_ID would be: config check names the file and its catalog's products")
     func servesOneAppFromAppsFile() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}}]}"#.utf8)
-            .write(to: folder.appendingPathComponent("game.json"))
-        let file = folder.appendingPathComponent("apps.json")
-        try Data(#"{"apps": [{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"}]}"#.utf8).write(to: file)
-        try await TestDatabase.withSchema { conninfo, _ in
-            let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
-            #expect(migrated.status == 0, "\(migrated.output)")
-            let run = try await ToolRun.run(
-                ["config", "check"], databaseURL: conninfo, environment: ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"])
-            #expect(run.status == 0, "\(run.output)")
-            #expect(run.output.contains("LEDGER_APPS: \(file.path) lists com.example.app"), "\(run.output)")
-            #expect(run.output.contains("app com.example.app, catalog): 1 products"), "\(run.output)")
+        try await TemporaryFolder.with("apps") { folder in
+            try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}}]}"#.utf8)
+                .write(to: folder.appendingPathComponent("game.json"))
+            let file = folder.appendingPathComponent("apps.json")
+            try Data(#"{"apps": [{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"}]}"#.utf8).write(to: file)
+            try await TestDatabase.withSchema { conninfo, _ in
+                let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+                #expect(migrated.status == 0, "\(migrated.output)")
+                let run = try await ToolRun.run(
+                    ["config", "check"], databaseURL: conninfo, environment: ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"])
+                #expect(run.status == 0, "\(run.output)")
+                #expect(run.output.contains("LEDGER_APPS: \(file.path) lists com.example.app"), "\(run.output)")
+                #expect(run.output.contains("app com.example.app, catalog): 1 products"), "\(run.output)")
+            }
         }
     }
 
