@@ -28,3 +28,26 @@ public struct AppsConfigured: LedgerEventPayload {
         self.legacyBundleId = legacyBundleId
     }
 }
+
+extension LedgerEvent {
+    /// Whether this is an event that names its app from the several-apps release on, recorded
+    /// before it (no `bundle_id`): projections write it under the log's legacy app
+    /// (docs/several-apps.md). Events that never name an app are not among them.
+    public var recordedWithoutApp: Bool {
+        switch self {
+        case .orderCreated(let e): e.bundleId == nil
+        case .purchaseDelivered(let e): e.bundleId == nil
+        case .subscriptionRenewalSeen(let e): e.bundleId == nil
+        case .purchaseUnclaimed(let e): e.bundleId == nil
+        case .ownershipClaimed(let e): e.bundleId == nil
+        case .ownershipTransferred(let e): e.bundleId == nil
+        case .purchaseRefunded(let e): e.bundleId == nil
+        case .refundReversed(let e): e.refund.bundleId == nil
+        case .balanceSpent(let e): e.bundleId == nil
+        case .consumptionConsentRecorded(let e): e.bundleId == nil
+        case .catalogLoaded(let e): e.bundleId == nil
+        case .appleNotificationReceived(let e): e.bundleId == nil
+        default: false
+        }
+    }
+}

@@ -179,8 +179,15 @@ public struct OwnershipClaimed: LedgerEventPayload {
     public var userId: String
     public var transactionId: String
     public var environment: String
+    /// The app the product belongs to; nil in events recorded before several apps
+    /// (docs/several-apps.md: they belong to the log's legacy app).
+    public var bundleId: String?
 
-    public init(originalTransactionId: String, productId: String, kind: ProductKind, userId: String, transactionId: String, environment: String) {
+    public init(
+        originalTransactionId: String, productId: String, kind: ProductKind, userId: String, transactionId: String, environment: String,
+        bundleId: String? = nil
+    ) {
+        self.bundleId = bundleId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.kind = kind
@@ -201,8 +208,14 @@ public struct OwnershipTransferred: LedgerEventPayload {
     public var transactionId: String
     public var submissionId: String
     public var environment: String
+    /// The app the product belongs to; nil in events recorded before several apps.
+    public var bundleId: String?
 
-    public init(originalTransactionId: String, productId: String, kind: ProductKind, fromUserId: String, toUserId: String, transactionId: String, submissionId: String, environment: String) {
+    public init(
+        originalTransactionId: String, productId: String, kind: ProductKind, fromUserId: String, toUserId: String, transactionId: String,
+        submissionId: String, environment: String, bundleId: String? = nil
+    ) {
+        self.bundleId = bundleId
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.kind = kind
@@ -259,19 +272,23 @@ public struct PurchaseRefunded: LedgerEventPayload {
     /// ceil(grant × `refundedFractionMilli` / 100000) per unit, units of 0 left out. Nil means all
     /// of `grants`. See `unitsTakenBack`.
     public var grantsTakenBack: [String: Int64]?
+    /// The app of the refunded purchase: its balances lose what the refund takes back. Nil in
+    /// events recorded before several apps.
+    public var bundleId: String?
 
     enum CodingKeys: String, CodingKey {
         case transactionId, originalTransactionId, productId, kind, quantity, userId, environment, grants, refundedAtMs, reason
         case revocation, source, rawRevocationType = "revocationType", revocationPercentage, refundedFractionMilli, upgraded
-        case grantsTakenBack
+        case grantsTakenBack, bundleId
     }
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, kind: ProductKind, quantity: Int64,
         userId: String, environment: String, grants: [String: Int64], refundedAtMs: Int64, reason: Int?, revocation: String, source: String,
         rawRevocationType: String? = nil, revocationPercentage: Int64? = nil, refundedFractionMilli: Int64? = nil, upgraded: Bool? = nil,
-        grantsTakenBack: [String: Int64]? = nil
+        grantsTakenBack: [String: Int64]? = nil, bundleId: String? = nil
     ) {
+        self.bundleId = bundleId
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId

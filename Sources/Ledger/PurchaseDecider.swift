@@ -274,7 +274,7 @@ struct Work {
                 stream: Streams.ownership(entry.originalTransactionId), expectation: .noStream,
                 events: [.ownershipClaimed(OwnershipClaimed(
                     originalTransactionId: entry.originalTransactionId, productId: product.productId, kind: product.kind,
-                    userId: user, transactionId: entry.transactionId, environment: evidence.environment))]))
+                    userId: user, transactionId: entry.transactionId, environment: evidence.environment, bundleId: evidence.bundleId))]))
         }
         deliveries[entry.transactionId] = delivery
         delivered.append(Delivery(delivery))
@@ -303,7 +303,7 @@ struct Work {
             events: [.ownershipTransferred(OwnershipTransferred(
                 originalTransactionId: entry.originalTransactionId, productId: product.productId, kind: product.kind,
                 fromUserId: owner.userId, toUserId: user, transactionId: entry.transactionId,
-                submissionId: submission.submissionId, environment: evidence.environment))]))
+                submissionId: submission.submissionId, environment: evidence.environment, bundleId: evidence.bundleId))]))
         owners[entry.originalTransactionId] = Ownership(userId: user, streamVersion: owner.streamVersion + 1)
         delivered.append(Delivery(
             transactionId: entry.transactionId, originalTransactionId: entry.originalTransactionId, productId: product.productId,
@@ -437,6 +437,7 @@ struct Work {
             refundedAtMs: at, reason: entry.cancellationReason, revocation: entry.isRevocation ? "revoke" : "refund", source: source,
             rawRevocationType: entry.rawRevocationType, revocationPercentage: entry.revocationPercentage,
             refundedFractionMilli: partial ? fraction : nil, upgraded: entry.isUpgraded ? true : nil,
-            grantsTakenBack: partial ? grants.mapValues { RefundFraction.units($0, fraction) }.filter { $0.value != 0 } : nil)
+            grantsTakenBack: partial ? grants.mapValues { RefundFraction.units($0, fraction) }.filter { $0.value != 0 } : nil,
+            bundleId: evidence.bundleId)
     }
 }

@@ -153,7 +153,7 @@ public struct LookupPage: Sendable {
         if timeline.kind == .user {
             let user = if let read { read } else { try await reads.user(timeline.subject) }
             values["user"] = [
-                "balances": user.balances.sorted { $0.key < $1.key }.map { ["unit": $0.key, "amount": $0.value] as [String: Any] },
+                "balances": user.balances.map { ["app": $0.bundleId, "unit": $0.unit, "amount": $0.amount] as [String: Any] },
                 "entitlementRows": LookupTablesHTML.entitlementRows(user.entitlements),
                 "appleAccounts": user.appleAccounts,
                 "spends": timeline.entries.filter { $0.type == "BalanceSpent" }.map { ["recordedAt": $0.recordedAt, "summary": $0.summary] },

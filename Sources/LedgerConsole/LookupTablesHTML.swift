@@ -44,7 +44,7 @@ enum LookupTablesHTML {
         var html = ""
         html.reserveCapacity(entitlements.count * 250)
         for e in entitlements {
-            html += "<tr><td>" + ConsoleHTML.escape(e.productId)
+            html += "<tr><td>" + ConsoleHTML.escape(e.bundleId) + "</td><td>" + ConsoleHTML.escape(e.productId)
             html += #"</td><td><a href=""# + ConsoleHTML.escape(ConsoleLinks.lookup(e.originalTransactionId)) + #"">"#
             html += ConsoleHTML.escape(e.originalTransactionId) + "</a></td><td>" + ConsoleHTML.escape(e.kind)
             html += "</td><td>" + (e.active ? "true" : "false") + "</td><td>" + ConsoleHTML.escape(e.expiresAt ?? "") + "</td></tr>"
@@ -58,7 +58,7 @@ enum LookupTablesHTML {
         html.reserveCapacity(views.count * 600)
         for view in views {
             html += "<p><strong>" + ConsoleHTML.escape(view.originalTransactionId) + "</strong> ("
-            html += ConsoleHTML.escape(view.productId) + ") owned by <strong>" + ConsoleHTML.escape(view.ownerUserId ?? "nobody") + "</strong>"
+            html += ConsoleHTML.escape(view.productId) + ", " + ConsoleHTML.escape(view.bundleId) + ") owned by <strong>" + ConsoleHTML.escape(view.ownerUserId ?? "nobody") + "</strong>"
             if let account = view.appleAccount, !account.isEmpty {
                 html += #" · Apple account <span class="tag">"# + ConsoleHTML.escape(account) + "</span>"
             }

@@ -286,16 +286,32 @@ enum APIAnswers {
         }
     }
 
+    /// `balances` and `entitlements` are the app in scope's (`scope`; none: empty), `apps`
+    /// every app's the user holds anything in (docs/http-api.md).
     struct User: Encodable {
         var view: UserView
+        var scope: String?
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(view.userId, forKey: .userId)
-            try c.encode(view.balances, forKey: .balances)
-            try c.encode(view.entitlements.map(EntitlementJSON.init), forKey: .entitlements)
+            try c.encode(scope.map { view.balances(in: $0) } ?? [:], forKey: .balances)
+            try c.encode((scope.map { view.entitlements(in: $0) } ?? []).map(EntitlementJSON.init), forKey: .entitlements)
+            try c.encode(view.bundleIds.map { UserApp(bundleId: $0, view: view) }, forKey: .apps)
             try c.encode(view.appleAccounts, forKey: .appleAccounts)
         }
-        enum Keys: String, CodingKey { case userId, balances, entitlements, appleAccounts }
+        enum Keys: String, CodingKey { case userId, balances, entitlements, apps, appleAccounts }
+    }
+
+    struct UserApp: Encodable {
+        var bundleId: String
+        var view: UserView
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(bundleId, forKey: .bundleId)
+            try c.encode(view.balances(in: bundleId), forKey: .balances)
+            try c.encode(view.entitlements(in: bundleId).map(EntitlementJSON.init), forKey: .entitlements)
+        }
+        enum Keys: String, CodingKey { case bundleId, balances, entitlements }
     }
 
     struct EntitlementJSON: Encodable {
@@ -307,8 +323,9 @@ enum APIAnswers {
             try c.encode(entitlement.kind, forKey: .kind)
             try c.encode(entitlement.active, forKey: .active)
             try c.encode(entitlement.expiresAt, forKey: .expiresAt)
+            try c.encode(entitlement.bundleId, forKey: .bundleId)
         }
-        enum Keys: String, CodingKey { case productId, originalTransactionId, kind, active, expiresAt }
+        enum Keys: String, CodingKey { case productId, originalTransactionId, kind, active, expiresAt, bundleId }
     }
 
     struct Subscription: Encodable {
@@ -323,8 +340,9 @@ enum APIAnswers {
             try c.encode(view.autoRenew, forKey: .autoRenew)
             try c.encode(view.inTrial, forKey: .inTrial)
             try c.encode(view.environment, forKey: .environment)
+            try c.encode(view.bundleId, forKey: .bundleId)
         }
-        enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, status, expiresAt, autoRenew, inTrial, environment }
+        enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, status, expiresAt, autoRenew, inTrial, environment, bundleId }
     }
 
     struct Ownership: Encodable {
@@ -332,12 +350,13 @@ enum APIAnswers {
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(view.originalTransactionId, forKey: .originalTransactionId)
+            try c.encode(view.bundleId, forKey: .bundleId)
             try c.encode(view.productId, forKey: .productId)
             try c.encode(view.ownerUserId, forKey: .ownerUserId)
             try c.encode(view.appleAccount, forKey: .appleAccount)
             try c.encode(view.history.map(OwnershipChangeJSON.init), forKey: .history)
         }
-        enum Keys: String, CodingKey { case originalTransactionId, productId, ownerUserId, appleAccount, history }
+        enum Keys: String, CodingKey { case originalTransactionId, bundleId, productId, ownerUserId, appleAccount, history }
     }
 
     struct OwnershipChangeJSON: Encodable {

@@ -228,7 +228,18 @@ struct LedgerRoutes: Sendable {
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.app, .finance, .support], request, context)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
-        return try JSONResponse.make(APIAnswers.User(view: try await reads(for: request).user(id)))
+        return try JSONResponse.make(APIAnswers.User(view: try await reads(for: request).user(id), scope: try appInScope(request)))
+    }
+
+    /// The app a read is about (docs/http-api.md): the `bundle_id` parameter, else the only app
+    /// served; nil when several are served and none is named.
+    private func appInScope(_ request: Request) throws -> String? {
+        let apps = service.configuration.apps
+        guard let named = request.uri.queryParameters.get("bundle_id") else { return apps.isSeveral ? nil : apps.first.bundleId }
+        guard apps.bundleIds.contains(named) else {
+            throw APIError.invalidRequest("bundle_id \(named) is not an app this ledger serves (\(apps.bundleIds.joined(separator: ", ")))")
+        }
+        return named
     }
 
     private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {

@@ -12,16 +12,19 @@ import Postgres
 /// change one by one: the replay's dry run compares exactly that (the server's runner applies
 /// small pages, a rebuild large ones) and finds nothing to change.
 struct ProjectionBatch {
-    private var balances: [Key2: Int64] = [:]
-    private var balanceOrder: [Key2] = []
-    private var owners: [String: (user: String, product: String, kind: String, environment: String)] = [:]
+    /// The app of changes whose events were recorded before several apps (their `bundleId` is
+    /// nil): the log's legacy app, read by the runner from the log itself.
+    let legacyApp: String
+    private var balances: [Key3: Int64] = [:]
+    private var balanceOrder: [Key3] = []
+    private var owners: [String: (app: String, user: String, product: String, kind: String, environment: String)] = [:]
     private var ownerOrder: [String] = []
     private var revocations: [String: Int64] = [:]
     private var entries: [Key2: (environment: String, entry: SubscriptionEntry)] = [:]
     private var entryOrder: [Key2] = []
     private var renewals: [String: RenewalObservation] = [:]
     private var renewalOrder: [String] = []
-    private var holders: [String: (product: String, kind: String, environment: String, user: String?, position: Int64)] = [:]
+    private var holders: [String: (app: String, product: String, kind: String, environment: String, user: String?, position: Int64)] = [:]
     private var holderOrder: [String] = []
     private var history: [(original: String, position: Int64, at: Int64, user: String?, reason: String)] = []
     private var members: [String: String?] = [:]
@@ -44,18 +47,28 @@ struct ProjectionBatch {
         var b: String
     }
 
+    private struct Key3: Hashable {
+        var a: String
+        var b: String
+        var c: String
+    }
+
+    init(legacyApp: String) {
+        self.legacyApp = legacyApp
+    }
+
     mutating func add(_ change: ProjectionChange) {
         switch change {
-        case .addToBalance(let user, let unit, let delta):
-            let key = Key2(a: user, b: unit)
+        case .addToBalance(let app, let user, let unit, let delta):
+            let key = Key3(a: app ?? legacyApp, b: user, c: unit)
             if balances[key] == nil { balanceOrder.append(key) }
             balances[key, default: 0] += delta
-        case .setOwner(let original, let user, let product, let kind, let environment):
+        case .setOwner(let original, let app, let user, let product, let kind, let environment):
             if let first = owners[original] {
-                owners[original] = (user, first.product, first.kind, first.environment)
+                owners[original] = (first.app, user, first.product, first.kind, first.environment)
             } else {
                 ownerOrder.append(original)
-                owners[original] = (user, product, kind.rawValue, environment)
+                owners[original] = (app ?? legacyApp, user, product, kind.rawValue, environment)
             }
         case .revokeOwnership(let original, let at):
             revocations[original] = min(revocations[original] ?? at, at)
@@ -75,13 +88,15 @@ struct ProjectionBatch {
                 return
             }
             if Self.rank(renewal) > Self.rank(known) { renewals[original] = renewal }
-        case .changeOwner(let original, let product, let kind, let environment, let user, let reason, let place):
+        case .changeOwner(let original, let app, let product, let kind, let environment, let user, let reason, let place):
             history.append((original, place.position, place.recordedAtMs, user, reason))
             if let known = holders[original] {
-                if place.position > known.position { holders[original] = (known.product, known.kind, known.environment, user, place.position) }
+                if place.position > known.position {
+                    holders[original] = (known.app, known.product, known.kind, known.environment, user, place.position)
+                }
             } else {
                 holderOrder.append(original)
-                holders[original] = (product, kind.rawValue, environment, user, place.position)
+                holders[original] = (app ?? legacyApp, product, kind.rawValue, environment, user, place.position)
             }
         case .linkAppleAccount(let originals, let appTransactionId):
             for original in originals {
@@ -187,20 +202,21 @@ struct ProjectionBatch {
         var copies: [CopyRows] = []
         if !balanceOrder.isEmpty {
             sql.append(.prepared("""
-                INSERT INTO projection_balances (user_id, unit, amount)
+                INSERT INTO projection_app_balances (bundle_id, user_id, unit, amount)
                 SELECT * FROM unnest(\(Self.texts(balanceOrder.map(\.a)))::text[], \(Self.texts(balanceOrder.map(\.b)))::text[],
-                                     \(Self.integers(balanceOrder.map { balances[$0] }))::bigint[])
-                ON CONFLICT (user_id, unit) DO UPDATE SET amount = projection_balances.amount + excluded.amount
+                                     \(Self.texts(balanceOrder.map(\.c)))::text[], \(Self.integers(balanceOrder.map { balances[$0] }))::bigint[])
+                ON CONFLICT (bundle_id, user_id, unit) DO UPDATE SET amount = projection_app_balances.amount + excluded.amount
                 """))
         }
         if !ownerOrder.isEmpty {
             let rows = ownerOrder.compactMap { owners[$0] }
             sql.append(.prepared("""
-                INSERT INTO projection_entitlements (original_transaction_id, user_id, product_id, kind, environment)
-                SELECT * FROM unnest(\(Self.texts(ownerOrder))::text[], \(Self.texts(rows.map(\.user)))::text[],
+                INSERT INTO projection_entitlements (original_transaction_id, bundle_id, user_id, product_id, kind, environment)
+                SELECT * FROM unnest(\(Self.texts(ownerOrder))::text[], \(Self.texts(rows.map(\.app)))::text[], \(Self.texts(rows.map(\.user)))::text[],
                                      \(Self.texts(rows.map(\.product)))::text[], \(Self.texts(rows.map(\.kind)))::text[],
                                      \(Self.texts(rows.map(\.environment)))::text[])
-                ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    user_id = excluded.user_id, bundle_id = coalesce(projection_entitlements.bundle_id, excluded.bundle_id)
                 """))
         }
         if !revocations.isEmpty {
@@ -269,12 +285,13 @@ struct ProjectionBatch {
         if !holderOrder.isEmpty {
             let rows = holderOrder.compactMap { holders[$0] }
             sql.append(.prepared("""
-                INSERT INTO projection_ownership (original_transaction_id, product_id, kind, environment, owner_user_id, owner_position)
-                SELECT * FROM unnest(\(Self.texts(holderOrder))::text[], \(Self.texts(rows.map(\.product)))::text[],
+                INSERT INTO projection_ownership (original_transaction_id, bundle_id, product_id, kind, environment, owner_user_id, owner_position)
+                SELECT * FROM unnest(\(Self.texts(holderOrder))::text[], \(Self.texts(rows.map(\.app)))::text[], \(Self.texts(rows.map(\.product)))::text[],
                                      \(Self.texts(rows.map(\.kind)))::text[], \(Self.texts(rows.map(\.environment)))::text[],
                                      \(Self.texts(rows.map(\.user)))::text[], \(Self.integers(rows.map(\.position)))::bigint[])
                 ON CONFLICT (original_transaction_id) DO UPDATE SET
-                    owner_user_id = excluded.owner_user_id, owner_position = excluded.owner_position
+                    owner_user_id = excluded.owner_user_id, owner_position = excluded.owner_position,
+                    bundle_id = coalesce(projection_ownership.bundle_id, excluded.bundle_id)
                 WHERE excluded.owner_position > projection_ownership.owner_position
                 """))
             sql.append(.prepared("""

@@ -546,9 +546,13 @@ public final class ProjectionRunner: Sendable {
     ) throws -> (statements: [SQL], copies: [ProjectionBatch.CopyRows]) {
         var statements: [SQL] = []
         var copies: [ProjectionBatch.CopyRows] = []
+        // Read only for a page that needs it: a log begun by this release holds no such event.
+        // A log that records no apps yet writes them under "" (never served by this release;
+        // `ProjectionReplay` refuses to rebuild it).
+        let legacyApp = page.contains { $0.event.recordedWithoutApp } ? try LegacyApp.read(on: connection) ?? "" : ""
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
-            var batch = ProjectionBatch()
+            var batch = ProjectionBatch(legacyApp: legacyApp)
             if let folding = projection as? any FoldingProjection {
                 if let states = try fold(folding, page, after: checkpoint, on: connection, into: &batch) { statements.append(states) }
             } else {

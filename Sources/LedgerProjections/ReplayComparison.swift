@@ -23,13 +23,15 @@ struct ReplayComparison {
     private func balances(_ pool: ConnectionPool) async throws -> [String] {
         try await pool.withConnection { connection in
             try connection.query("""
-                SELECT coalesce(n.user_id, o.user_id), coalesce(n.unit, o.unit), o.amount, n.amount
-                FROM \(identifier: live).projection_balances o
-                FULL OUTER JOIN \(identifier: shadow).projection_balances n ON n.user_id = o.user_id AND n.unit = o.unit
-                WHERE o.amount IS DISTINCT FROM n.amount ORDER BY 1, 2
+                SELECT coalesce(n.user_id, o.user_id), coalesce(n.unit, o.unit), o.amount, n.amount, coalesce(n.bundle_id, o.bundle_id)
+                FROM \(identifier: live).projection_app_balances o
+                FULL OUTER JOIN \(identifier: shadow).projection_app_balances n
+                    ON n.bundle_id = o.bundle_id AND n.user_id = o.user_id AND n.unit = o.unit
+                WHERE o.amount IS DISTINCT FROM n.amount ORDER BY 5, 1, 2
                 """).map { row in
                 let old: Int64? = try row.decode(2), new: Int64? = try row.decode(3)
-                return "balance of user \(try row.decode(0, as: String.self)), \(try row.decode(1, as: String.self)): \(old.map(String.init) ?? "none") → \(new.map(String.init) ?? "none")"
+                return "balance of user \(try row.decode(0, as: String.self)) in \(try row.decode(4, as: String.self)), \(try row.decode(1, as: String.self)): "
+                    + "\(old.map(String.init) ?? "none") → \(new.map(String.init) ?? "none")"
             }
         }
     }

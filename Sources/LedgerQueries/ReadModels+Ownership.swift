@@ -15,6 +15,8 @@ public struct OwnershipView: Sendable, Hashable {
     }
 
     public var originalTransactionId: String
+    /// The app the purchase belongs to.
+    public var bundleId: String
     public var productId: String
     public var ownerUserId: String?
     public var appleAccount: String?
@@ -39,18 +41,21 @@ extension ReadModels {
     /// three queries however many: a user's look-up asks for twenty).
     public func ownerships(_ originalTransactionIds: [String]) async throws -> [OwnershipView] {
         try await mappingDatabaseErrors {
-            return try await withConsistentConnection { connection in try Self.ownerships(originalTransactionIds, on: connection) }
+            return try await withConsistentConnection { [legacy] connection in
+                try Self.ownerships(originalTransactionIds, legacyApp: try legacy.name(on: connection), on: connection)
+            }
         }
     }
 
-    static func ownerships(_ originalTransactionIds: [String], on connection: Connection) throws -> [OwnershipView] {
+    static func ownerships(_ originalTransactionIds: [String], legacyApp: String, on connection: Connection) throws -> [OwnershipView] {
         guard !originalTransactionIds.isEmpty else { return [] }
         let ids = PostgresArray(originalTransactionIds.map(Optional.some))
-        var owned: [String: (productId: String, owner: String?)] = [:]
+        var owned: [String: (productId: String, owner: String?, app: String)] = [:]
         for row in try connection.query("""
-            SELECT original_transaction_id, product_id, owner_user_id FROM projection_ownership WHERE original_transaction_id = ANY(\(ids))
+            SELECT original_transaction_id, product_id, owner_user_id, coalesce(bundle_id, \(legacyApp)) FROM projection_ownership
+            WHERE original_transaction_id = ANY(\(ids))
             """) {
-            owned[try row.decode(0)] = (try row.decode(1), try row.decode(2))
+            owned[try row.decode(0)] = (try row.decode(1), try row.decode(2), try row.decode(3))
         }
         var histories: [String: [OwnershipView.Change]] = [:]
         for change in try connection.query("""
@@ -70,7 +75,8 @@ extension ReadModels {
         }
         return originalTransactionIds.compactMap { id in
             owned[id].map { OwnershipView(
-                originalTransactionId: id, productId: $0.productId, ownerUserId: $0.owner, appleAccount: accounts[id], history: histories[id] ?? []) }
+                originalTransactionId: id, bundleId: $0.app, productId: $0.productId, ownerUserId: $0.owner, appleAccount: accounts[id],
+                history: histories[id] ?? []) }
         }
     }
 

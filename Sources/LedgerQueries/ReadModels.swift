@@ -15,13 +15,34 @@ public struct UserView: Sendable, Hashable, Codable {
         public var active: Bool
         /// ISO 8601, UTC; nil for products that do not expire.
         public var expiresAt: String?
+        /// The app the product belongs to.
+        public var bundleId: String
+    }
+
+    /// A balance of one unit in one app: coins bought in one app are not another's.
+    public struct Balance: Sendable, Hashable, Codable {
+        public var bundleId: String
+        public var unit: String
+        public var amount: Int64
     }
 
     public var userId: String
-    public var balances: [String: Int64]
+    /// Every app's, by app and unit.
+    public var balances: [Balance]
+    /// Every app's, by original transaction id.
     public var entitlements: [Entitlement]
     /// The Apple accounts that paid for anything this user held (docs/http-api.md names).
     public var appleAccounts: [String]
+
+    /// The apps the user holds a balance or an entitlement in, in bundle id order.
+    public var bundleIds: [String] { Set(balances.map(\.bundleId) + entitlements.map(\.bundleId)).sorted() }
+
+    /// The balances held in `bundleId`, by unit.
+    public func balances(in bundleId: String) -> [String: Int64] {
+        Dictionary(balances.filter { $0.bundleId == bundleId }.map { ($0.unit, $0.amount) }, uniquingKeysWith: +)
+    }
+
+    public func entitlements(in bundleId: String) -> [Entitlement] { entitlements.filter { $0.bundleId == bundleId } }
 }
 
 /// `GET /v1/subscriptions/{original_transaction_id}`.
@@ -34,6 +55,8 @@ public struct SubscriptionView: Sendable, Hashable, Codable {
     public var autoRenew: Bool?
     public var inTrial: Bool
     public var environment: String
+    /// The app the subscription belongs to.
+    public var bundleId: String
 }
 
 /// How fresh a read must be (docs/http-api.md, "Reads that say what they need").
@@ -70,6 +93,8 @@ public struct ReadModels: Sendable {
     public let replica: ReplicaReads?
     /// What this copy's reads wait for.
     public private(set) var freshness: ReadFreshness = .head
+    /// The app of rows written before read models named theirs.
+    let legacy = LegacyAppName()
 
     /// How long a read given a position waits for it before 503 `projections_behind`.
     static let positionTimeout: Duration = .seconds(10)
@@ -134,17 +159,19 @@ public struct ReadModels: Sendable {
     public func user(_ userId: String) async throws -> UserView {
         try await mappingDatabaseErrors {
             let now = clock()
-            return try await withConsistentConnection { connection in
-                var balances: [String: Int64] = [:]
-                for row in try connection.query("SELECT unit, amount FROM projection_balances WHERE user_id = \(userId)") {
-                    balances[try row.decode(0)] = try row.decode(1)
+            return try await withConsistentConnection { [legacy] connection in
+                let balances = try connection.query("""
+                    SELECT bundle_id, unit, amount FROM projection_app_balances WHERE user_id = \(userId) ORDER BY bundle_id, unit
+                    """).map { row in
+                    UserView.Balance(bundleId: try row.decode(0), unit: try row.decode(1), amount: try row.decode(2))
                 }
+                let legacyApp = try legacy.name(on: connection)
                 let owned = try connection.query("""
-                    SELECT original_transaction_id, product_id, kind, revoked_at_ms FROM projection_entitlements
+                    SELECT original_transaction_id, product_id, kind, revoked_at_ms, coalesce(bundle_id, \(legacyApp)) FROM projection_entitlements
                     WHERE user_id = \(userId) ORDER BY original_transaction_id
                     """).map { row in
                     (original: try row.decode(0, as: String.self), product: try row.decode(1, as: String.self),
-                     kind: try row.decode(2, as: String.self), revokedAt: try row.decode(3, as: Int64?.self))
+                     kind: try row.decode(2, as: String.self), revokedAt: try row.decode(3, as: Int64?.self), app: try row.decode(4, as: String.self))
                 }
                 // Every subscription's state in two queries, however many the user holds.
                 let summaries = try SubscriptionSummaries.read(
@@ -162,7 +189,7 @@ public struct ReadModels: Sendable {
                     }
                     return .init(
                         productId: product, originalTransactionId: item.original, kind: item.kind, active: active,
-                        expiresAt: expires.map(RevenueDay.iso8601))
+                        expiresAt: expires.map(RevenueDay.iso8601), bundleId: item.app)
                 }
                 return UserView(
                     userId: userId, balances: balances, entitlements: entitlements,
@@ -175,9 +202,10 @@ public struct ReadModels: Sendable {
     public func subscription(_ originalTransactionId: String) async throws -> SubscriptionView? {
         try await mappingDatabaseErrors {
             let now = clock()
-            return try await withConsistentConnection { connection in
+            return try await withConsistentConnection { [legacy] connection in
+                let legacyApp = try legacy.name(on: connection)
                 guard let owner = try connection.query("""
-                    SELECT user_id, environment FROM projection_entitlements
+                    SELECT user_id, environment, coalesce(bundle_id, \(legacyApp)) FROM projection_entitlements
                     WHERE original_transaction_id = \(originalTransactionId) AND kind = 'auto_renewable'
                     """).first,
                     let summary = try SubscriptionSummaries.read(originalTransactionId, on: connection, now: now)
@@ -185,7 +213,7 @@ public struct ReadModels: Sendable {
                 return SubscriptionView(
                     originalTransactionId: originalTransactionId, productId: summary.productId, ownerUserId: try owner.decode(0),
                     status: summary.status.rawValue, expiresAt: summary.expiresAtMs.map(RevenueDay.iso8601), autoRenew: summary.autoRenew,
-                    inTrial: summary.inTrial, environment: try owner.decode(1))
+                    inTrial: summary.inTrial, environment: try owner.decode(1), bundleId: try owner.decode(2))
             }
         }
     }

@@ -109,7 +109,7 @@ extension PurchaseService {
                     events: [.ownershipTransferred(OwnershipTransferred(
                         originalTransactionId: originalTransactionId, productId: owned.productId, kind: owned.kind,
                         fromUserId: owned.ownerUserId, toUserId: user, transactionId: owned.transactionId,
-                        submissionId: "app-account-token:\(originalTransactionId)", environment: owned.environment))]))
+                        submissionId: "app-account-token:\(originalTransactionId)", environment: owned.environment, bundleId: owned.bundleId))]))
             }
             return try await record(appends, alongside: [requestDocument.statement, answerDocument.statement]) ? set : nil
         case .failure(let error):

@@ -48,6 +48,8 @@ public struct OwnedPurchase: Sendable, Hashable {
     public var ownerUserId: String
     public var streamVersion: Int64
     public var familyShared: Bool
+    /// The app its ownership events name; nil when recorded before several apps.
+    public var bundleId: String?
 }
 
 extension LedgerReads {
@@ -69,11 +71,13 @@ extension LedgerReads {
             case .ownershipClaimed(let c):
                 return OwnedPurchase(
                     originalTransactionId: originalTransactionId, productId: c.productId, kind: c.kind, environment: c.environment,
-                    transactionId: c.transactionId, ownerUserId: c.userId, streamVersion: version, familyShared: shared ?? false)
+                    transactionId: c.transactionId, ownerUserId: c.userId, streamVersion: version, familyShared: shared ?? false,
+                    bundleId: c.bundleId)
             case .ownershipTransferred(let t):
                 return OwnedPurchase(
                     originalTransactionId: originalTransactionId, productId: t.productId, kind: t.kind, environment: t.environment,
-                    transactionId: t.transactionId, ownerUserId: t.toUserId, streamVersion: version, familyShared: shared ?? false)
+                    transactionId: t.transactionId, ownerUserId: t.toUserId, streamVersion: version, familyShared: shared ?? false,
+                    bundleId: t.bundleId)
             default:
                 return nil
             }

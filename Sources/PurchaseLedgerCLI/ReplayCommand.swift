@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import LedgerProjections
 import LedgerService
+import LedgerStore
 import Logging
 
 /// `purchase-ledger replay [--dry-run]`: rebuilds every projection from the first event beside
@@ -27,8 +28,17 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.replay")
         let dryRun = dryRun
-        let report = try await database.withDatabase(logger: logger) { conninfo, _ in
-            try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger)
+        let report = try await database.withDatabase(logger: logger) { conninfo, pool in
+            // A log recorded before several apps names its app only once this release served it
+            // (`AppsConfigured`); rebuilt before that, its balances would belong to no app.
+            let reads = LedgerReads(pool: pool)
+            if try await reads.legacyApp() == nil, try await reads.holdsEventsWithoutApp() {
+                FileHandle.standardError.write(Data((
+                    "replay: this log was recorded before several apps and does not yet say which app its events belong to; "
+                    + "start `purchase-ledger serve` of this release on it once (it records that), then replay\n").utf8))
+                throw ExitCode(1)
+            }
+            return try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger)
                 .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()

@@ -55,7 +55,7 @@ enum WebhookBench {
             // 2. Lag: spends from 8 clients, each told as balance.changed; commit (recorded_at)
             // to the receiver's 2xx.
             let users: [String] = try await pool.withConnection { connection in
-                try connection.query("SELECT user_id FROM projection_balances WHERE unit = 'coins' AND amount >= 100 ORDER BY user_id LIMIT 64").map { try $0.decode(0) }
+                try connection.query("SELECT user_id FROM projection_app_balances WHERE unit = 'coins' AND amount >= 100 ORDER BY user_id LIMIT 64").map { try $0.decode(0) }
             }
             let before = receiver.arrivals.count
             let perClient = max(1, spends / 8)

@@ -34,7 +34,7 @@ struct ProjectionGroupsTests {
     static func balances(on pool: ConnectionPool) async throws -> [String: Int64] {
         try await pool.withConnection { connection in
             var found: [String: Int64] = [:]
-            for row in try connection.query("SELECT user_id, amount FROM projection_balances") { found[try row.decode(0)] = try row.decode(1) }
+            for row in try connection.query("SELECT user_id, amount FROM projection_app_balances") { found[try row.decode(0)] = try row.decode(1) }
             return found
         }
     }
@@ -74,7 +74,7 @@ struct ProjectionGroupsTests {
             #expect(try await Self.balances(on: pool) == alone, "balances applied once")
             #expect(grouped.appliedPosition == head)
             let checkpoints = try await Self.checkpoints(on: pool)
-            for name in ["balances", "revenue", "entitlements"] { #expect(checkpoints[name] == head, "\(name)") }
+            for name in ["app_balances", "revenue", "entitlements"] { #expect(checkpoints[name] == head, "\(name)") }
             let lines: Int64 = try await pool.withConnection {
                 try $0.query("SELECT count(*) FROM projection_revenue_lines WHERE environment = 'Production'")[0].decode(0)
             }
@@ -97,7 +97,7 @@ struct ProjectionGroupsTests {
             // What the disk holds when the crash comes: pages commit without waiting for their
             // flush, so the next ones can be lost, their rows and checkpoints together.
             try await pool.withConnection { connection in
-                try connection.execute("CREATE TABLE saved_balances AS SELECT * FROM projection_balances")
+                try connection.execute("CREATE TABLE saved_balances AS SELECT * FROM projection_app_balances")
                 try connection.execute("CREATE TABLE saved_checkpoints AS SELECT * FROM projection_checkpoints")
             }
             for append in appends.dropFirst(2) { try await log.append([append], metadata: RequestMetadata(actor: "test")) }
@@ -106,20 +106,20 @@ struct ProjectionGroupsTests {
             #expect(try await Self.balances(on: pool) == ["ann": 100, "ben": 0, "cat": 100])
             let restored = try await pool.withTransaction { connection in
                 try ProjectionRunner.lock(connection)
-                try connection.execute("DELETE FROM projection_balances")
-                try connection.execute("INSERT INTO projection_balances SELECT * FROM saved_balances")
+                try connection.execute("DELETE FROM projection_app_balances")
+                try connection.execute("INSERT INTO projection_app_balances SELECT * FROM saved_balances")
                 try connection.execute("DELETE FROM projection_checkpoints")
                 try connection.execute("INSERT INTO projection_checkpoints SELECT * FROM saved_checkpoints")
                 // Read before the commit: once it commits, the runner may set it right at once.
                 var found: [String: Int64] = [:]
-                for row in try connection.query("SELECT user_id, amount FROM projection_balances") { found[try row.decode(0)] = try row.decode(1) }
+                for row in try connection.query("SELECT user_id, amount FROM projection_app_balances") { found[try row.decode(0)] = try row.decode(1) }
                 return found
             }
             #expect(restored == ["ann": 100, "ben": 100], "the refund and cat's purchase lost")
 
             // No append follows: the runner's idle pass must notice on its own.
             try await waitUntil("the runner applied the lost pages again", within: .seconds(30)) {
-                try await Self.checkpoints(on: pool)["balances"] == head
+                try await Self.checkpoints(on: pool)["app_balances"] == head
             }
             #expect(try await Self.balances(on: pool) == ["ann": 100, "ben": 0, "cat": 100], "each event applied once")
         }
@@ -135,7 +135,7 @@ struct ProjectionGroupsTests {
             // (30 s a read, found by the dispute benchmark on a log just swapped in).
             for runner in [
                 ProjectionRunner(store: store, conninfo: "", logger: TestDatabase.logger),
-                ProjectionRunner(store: store, conninfo: "", groups: [[BalancesProjection()], Projections.all.filter { $0.name != "balances" }], pageSize: 500,
+                ProjectionRunner(store: store, conninfo: "", groups: [[BalancesProjection()], Projections.all.filter { $0.name != "app_balances" }], pageSize: 500,
                                  logger: TestDatabase.logger),
             ] {
                 try await runner.catchUp(verifyingChain: false)

@@ -1,6 +1,6 @@
 import Postgres
 
-/// Holds the projection runner back: a transaction holds `projection_balances` against writes,
+/// Holds the projection runner back: a transaction holds `projection_app_balances` against writes,
 /// so the runner cannot apply its next page, while reads of the table still go through. The
 /// hold lasts until `release()` writes a release row (each statement of the holder's loop sees
 /// others' commits), or fails after 60 s, so a failing test cannot leave it held.
@@ -13,7 +13,7 @@ struct ProjectionHold {
         let pool = ledger.pool
         let holder = Task {
             try await pool.withTransaction { connection in
-                _ = try connection.execute("LOCK TABLE projection_balances IN EXCLUSIVE MODE")
+                _ = try connection.execute("LOCK TABLE projection_app_balances IN EXCLUSIVE MODE")
                 try connection.executeScript(unsafeSQL: """
                     DO $$
                     DECLARE deadline timestamptz := clock_timestamp() + interval '60 seconds';
@@ -30,7 +30,7 @@ struct ProjectionHold {
             try await ledger.pool.withConnection { connection in
                 try connection.query("""
                     SELECT count(*) FROM pg_locks
-                    WHERE relation = 'projection_balances'::regclass AND mode = 'ExclusiveLock' AND granted
+                    WHERE relation = 'projection_app_balances'::regclass AND mode = 'ExclusiveLock' AND granted
                     """)[0].decode(0, as: Int64.self) == 1
             }
         }

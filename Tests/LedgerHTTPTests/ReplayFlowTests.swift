@@ -8,9 +8,9 @@ import Testing
 
 /// A balances projection with a planted bug: it ignores refunds of consumables.
 struct BalancesIgnoringRefunds: PlacelessProjection {
-    let name = "balances"
+    let name = "app_balances"
     let version: Int32 = 1
-    let tables = ["projection_balances"]
+    let tables = ["projection_app_balances"]
 
     func changes(for event: LedgerEvent) -> [ProjectionChange] {
         if case .purchaseRefunded = event { return [] }
@@ -53,14 +53,14 @@ struct ReplayFlowTests {
             buggy[0] = BalancesIgnoringRefunds()
             let planted = try await ProjectionReplay(conninfo: ledger.conninfo, projections: buggy, clock: ledger.server.service.clock, logger: Self.quiet).run(dryRun: false)
             #expect(planted.swapped)
-            #expect(planted.changes == ["balance of user bob, coins: 100 → 200"])
+            #expect(planted.changes == ["balance of user bob in \(LedgerHarness.bundleId), coins: 100 → 200"])
             #expect(try await balance(ledger, "bob") == 200)
 
             // The fix: the dry run names bob's balance, old → new, and nothing else.
             let fixed = ProjectionReplay(conninfo: ledger.conninfo, clock: ledger.server.service.clock, logger: Self.quiet)
             let dry = try await fixed.run(dryRun: true)
             #expect(!dry.swapped)
-            #expect(dry.changes == ["balance of user bob, coins: 200 → 100"])
+            #expect(dry.changes == ["balance of user bob in \(LedgerHarness.bundleId), coins: 200 → 100"])
             #expect(try await balance(ledger, "bob") == 200, "a dry run swaps nothing")
             let again = try await fixed.run(dryRun: true)
             #expect(again.checksums.map(\.md5) == dry.checksums.map(\.md5), "two rebuilds of the same events are identical")
@@ -81,7 +81,7 @@ struct ReplayFlowTests {
             reading.withLock { $0 = false }
             try await reader.value
             #expect(swapped.swapped)
-            #expect(swapped.changes == ["balance of user bob, coins: 200 → 100"])
+            #expect(swapped.changes == ["balance of user bob in \(LedgerHarness.bundleId), coins: 200 → 100"])
             #expect(swapped.checksums.map(\.md5) == dry.checksums.map(\.md5))
             let answers = seen.withLock { $0 }
             #expect(!answers.isEmpty)

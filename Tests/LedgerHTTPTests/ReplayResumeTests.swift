@@ -84,8 +84,8 @@ struct ReplayResumeTests {
 
 /// The balances projection under another version number: the same rows, other code.
 struct BalancesVersion99: PlacelessProjection {
-    let name = "balances"
+    let name = "app_balances"
     let version: Int32 = 99
-    let tables = ["projection_balances"]
+    let tables = ["projection_app_balances"]
     func changes(for event: LedgerEvent) -> [ProjectionChange] { BalancesProjection().changes(for: event) }
 }

@@ -41,7 +41,7 @@ struct AppleAccountTests {
         coins.appTransactionId = "705"
         #expect(projection.changes(for: .purchaseDelivered(coins), at: place) == [
             .linkAppleAccount(originalTransactionIds: ["T1"], appTransactionId: "705"),
-            .changeOwner(originalTransactionId: "T1", productId: Given.coins, kind: .consumable, environment: "Production",
+            .changeOwner(originalTransactionId: "T1", bundleId: nil, productId: Given.coins, kind: .consumable, environment: "Production",
                          userId: Given.alice, reason: "delivered", place: place),
         ])
         let removeAds = Given.delivered("T2", Given.removeAds, to: Given.alice)
@@ -52,7 +52,7 @@ struct AppleAccountTests {
             originalTransactionId: "T2", productId: Given.removeAds, kind: .nonConsumable, fromUserId: Given.alice, toUserId: Given.bob,
             transactionId: "T2", submissionId: "sub-2", environment: "Production")
         #expect(projection.changes(for: .ownershipTransferred(transfer), at: place) == [
-            .changeOwner(originalTransactionId: "T2", productId: Given.removeAds, kind: .nonConsumable, environment: "Production",
+            .changeOwner(originalTransactionId: "T2", bundleId: nil, productId: Given.removeAds, kind: .nonConsumable, environment: "Production",
                          userId: Given.bob, reason: "transferred", place: place),
         ])
     }

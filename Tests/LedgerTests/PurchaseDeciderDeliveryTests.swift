@@ -179,7 +179,7 @@ struct PurchaseDeciderDeliveryTests {
                 stream: Streams.ownership("T1"), expectation: .noStream,
                 events: [.ownershipClaimed(OwnershipClaimed(
                     originalTransactionId: "T1", productId: productId, kind: kind, userId: Given.alice,
-                    transactionId: "T2", environment: "Production"))]))
+                    transactionId: "T2", environment: "Production", bundleId: Given.bundleId))]))
         } else {
             #expect(decision.appended(to: Streams.ownership("T1")) == nil)
             #expect(!decision.events.contains { $0.asClaim != nil })

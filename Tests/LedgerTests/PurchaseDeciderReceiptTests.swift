@@ -104,7 +104,7 @@ struct PurchaseDeciderReceiptTests {
             events: [.purchaseRefunded(PurchaseRefunded(
                 transactionId: "C1", originalTransactionId: "C1", productId: Given.coins, kind: .consumable, quantity: 2,
                 userId: Given.alice, environment: "Production", grants: ["coins": 200], refundedAtMs: Given.t0 + Given.day,
-                reason: 1, revocation: "refund", source: "notification-1"))])])
+                reason: 1, revocation: "refund", source: "notification-1", bundleId: Given.bundleId))])])
     }
 
     @Test("a resubmitted receipt showing the refund answers already delivered and records the refund")

@@ -89,14 +89,14 @@ struct PurchaseDeciderRefundShareTests {
             of: Given.entry("C1", Given.coins, cancelledAt: Self.refundedAt, revocationType: "REFUND_PRORATED", revocationPercentage: 33_333),
             given: Self.coins())
         #expect(refund.unitsTakenBack == ["coins": 34])
-        #expect(BalancesProjection().changes(for: .purchaseRefunded(refund)) == [.addToBalance(userId: Given.alice, unit: "coins", delta: -34)])
+        #expect(BalancesProjection().changes(for: .purchaseRefunded(refund)) == [.addToBalance(bundleId: Given.bundleId, userId: Given.alice, unit: "coins", delta: -34)])
 
         let reversedAt = Self.refundedAt + Given.day
         let reversal = try #require(PurchaseDecider.reverse([.purchaseRefunded(refund)], at: reversedAt, source: "notification-2"))
         #expect(reversal.stream == Streams.refund("C1"))
         #expect(reversal.expectation == .exactly(1))
         let reversed = try #require(reversal.event)
-        #expect(BalancesProjection().changes(for: reversed) == [.addToBalance(userId: Given.alice, unit: "coins", delta: 34)])
+        #expect(BalancesProjection().changes(for: reversed) == [.addToBalance(bundleId: Given.bundleId, userId: Given.alice, unit: "coins", delta: 34)])
         #expect(RevenueProjection().changes(for: reversed, at: Self.place) == [
             .addRevenueReversal(transactionId: "C1", atMs: reversedAt, fractionMilli: 33_333),
         ])
@@ -140,7 +140,7 @@ struct PurchaseDeciderRefundShareTests {
             .revokeOwnership(originalTransactionId: "R1", atMs: Self.refundedAt),
         ])
         #expect(OwnershipProjection().changes(for: .purchaseRefunded(revoke), at: Self.place) == [.changeOwner(
-            originalTransactionId: "R1", productId: Given.removeAds, kind: .nonConsumable, environment: "Production",
+            originalTransactionId: "R1", bundleId: Given.bundleId, productId: Given.removeAds, kind: .nonConsumable, environment: "Production",
             userId: nil, reason: "revoked", place: Self.place)])
 
         // Of a product that grants units, a revocation takes none back either.

@@ -108,7 +108,7 @@ struct PurchaseDeciderRejectionTests {
                 events: [.ownershipTransferred(OwnershipTransferred(
                     originalTransactionId: "T1", productId: Given.removeAds, kind: .nonConsumable,
                     fromUserId: Given.alice, toUserId: Given.bob, transactionId: "T2",
-                    submissionId: Given.submissionId, environment: "Production"))])]))
+                    submissionId: Given.submissionId, environment: "Production", bundleId: Given.bundleId))])]))
     }
 
     @Test("under transfer, the delivered transaction itself also moves, and the original delivery stands")

@@ -167,7 +167,7 @@ struct PurchaseDeciderRenewalTests {
             events: [.purchaseRefunded(PurchaseRefunded(
                 transactionId: "T1", originalTransactionId: "T1", productId: Given.coins, kind: .consumable, quantity: 1,
                 userId: Given.alice, environment: "Production", grants: ["coins": 100], refundedAtMs: Given.t0 + Given.day,
-                reason: 0, revocation: "refund", source: Given.submissionId))])])
+                reason: 0, revocation: "refund", source: Given.submissionId, bundleId: Given.bundleId))])])
     }
 }
 

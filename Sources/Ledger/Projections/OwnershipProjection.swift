@@ -17,26 +17,26 @@ public struct OwnershipProjection: Projection {
             var changes: [ProjectionChange] = [.linkAppleAccount(originalTransactionIds: [d.originalTransactionId], appTransactionId: d.appTransactionId)]
             if !d.kind.isOwned {
                 changes.append(.changeOwner(
-                    originalTransactionId: d.originalTransactionId, productId: d.productId, kind: d.kind, environment: d.environment,
+                    originalTransactionId: d.originalTransactionId, bundleId: d.bundleId, productId: d.productId, kind: d.kind, environment: d.environment,
                     userId: d.userId, reason: "delivered", place: place))
             }
             return changes
         case .ownershipClaimed(let c):
             return [.changeOwner(
-                originalTransactionId: c.originalTransactionId, productId: c.productId, kind: c.kind, environment: c.environment,
+                originalTransactionId: c.originalTransactionId, bundleId: c.bundleId, productId: c.productId, kind: c.kind, environment: c.environment,
                 userId: c.userId, reason: "delivered", place: place)]
         case .ownershipTransferred(let t):
             return [.changeOwner(
-                originalTransactionId: t.originalTransactionId, productId: t.productId, kind: t.kind, environment: t.environment,
+                originalTransactionId: t.originalTransactionId, bundleId: t.bundleId, productId: t.productId, kind: t.kind, environment: t.environment,
                 userId: t.toUserId, reason: "transferred", place: place)]
         case .purchaseRefunded(let r) where r.endsAccess:
             return [.changeOwner(
-                originalTransactionId: r.originalTransactionId, productId: r.productId, kind: r.kind, environment: r.environment,
+                originalTransactionId: r.originalTransactionId, bundleId: r.bundleId, productId: r.productId, kind: r.kind, environment: r.environment,
                 userId: nil, reason: r.revocation == "revoke" ? "revoked" : "refunded", place: place)]
         case .refundReversed(let v) where v.refund.endsAccess:
             let r = v.refund
             return [.changeOwner(
-                originalTransactionId: r.originalTransactionId, productId: r.productId, kind: r.kind, environment: r.environment,
+                originalTransactionId: r.originalTransactionId, bundleId: r.bundleId, productId: r.productId, kind: r.kind, environment: r.environment,
                 userId: r.userId, reason: "refund_reversed", place: place)]
         case .appleAccountObserved(let a):
             return [.linkAppleAccount(originalTransactionIds: a.originalTransactionIds, appTransactionId: a.appTransactionId)]

@@ -3,10 +3,13 @@
 /// moves the projection's checkpoint. Every change is commutative or "newest wins" by Apple's
 /// own timestamps, so replaying the same events always yields the same rows.
 public enum ProjectionChange: Sendable, Hashable {
-    /// Adds `delta` (negative for a refund) to a user's balance of `unit`.
-    case addToBalance(userId: String, unit: String, delta: Int64)
-    /// `userId` holds the owned product `originalTransactionId` from now on.
-    case setOwner(originalTransactionId: String, userId: String, productId: String, kind: ProductKind, environment: String)
+    /// Adds `delta` (negative for a refund) to a user's balance of `unit` in the app
+    /// `bundleId`. A nil app is an event's recorded before several apps: the runner writes it
+    /// as the log's legacy app (docs/several-apps.md), which the log names, not the projection.
+    case addToBalance(bundleId: String?, userId: String, unit: String, delta: Int64)
+    /// `userId` holds the owned product `originalTransactionId` of the app `bundleId` (nil as
+    /// above) from now on.
+    case setOwner(originalTransactionId: String, bundleId: String?, userId: String, productId: String, kind: ProductKind, environment: String)
     /// Apple refunded or revoked the owned product: access ends at `atMs`.
     case revokeOwnership(originalTransactionId: String, atMs: Int64)
     /// A reversed refund gives the entitlement back.
@@ -19,7 +22,7 @@ public enum ProjectionChange: Sendable, Hashable {
     case observeRenewal(originalTransactionId: String, renewal: RenewalObservation)
     /// Who holds `originalTransactionId` from the event at `place` on (nil: nobody, refunded or
     /// revoked), and why; the newest position wins and every change is kept as history.
-    case changeOwner(originalTransactionId: String, productId: String, kind: ProductKind, environment: String,
+    case changeOwner(originalTransactionId: String, bundleId: String?, productId: String, kind: ProductKind, environment: String,
                      userId: String?, reason: String, place: EventPlace)
     /// These original transactions belong to one Apple account (seen in one receipt, or one
     /// purchase carrying `appTransactionId`): their groups are united.
@@ -95,25 +98,27 @@ extension PlacelessProjection {
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] { changes(for: event) }
 }
 
-/// Balances per user and grant unit: credits from deliveries, debits from refunds of consumables
-/// (what each took back: all of the grant, or the share of a prorated refund) and from spends.
+/// Balances per app, user and grant unit: credits from deliveries, debits from refunds of
+/// consumables (what each took back: all of the grant, or the share of a prorated refund) and
+/// from spends. Named `app_balances` since balances became per app (migration 0029): the
+/// previous release's `balances`, keyed by user and unit, keeps its own table and checkpoint
+/// while that release still serves beside this one.
 public struct BalancesProjection: PlacelessProjection {
     public init() {}
-    public let name = "balances"
-    /// 2: a prorated refund takes back its share of the grant, and its reversal gives that back.
-    public let version: Int32 = 2
-    public let tables = ["projection_balances"]
+    public let name = "app_balances"
+    public let version: Int32 = 1
+    public let tables = ["projection_app_balances"]
 
     public func changes(for event: LedgerEvent) -> [ProjectionChange] {
         switch event {
         case .purchaseDelivered(let d):
-            return d.grants.sorted { $0.key < $1.key }.map { .addToBalance(userId: d.userId, unit: $0.key, delta: $0.value) }
+            return d.grants.sorted { $0.key < $1.key }.map { .addToBalance(bundleId: d.bundleId, userId: d.userId, unit: $0.key, delta: $0.value) }
         case .purchaseRefunded(let r) where r.kind == .consumable:
-            return r.unitsTakenBack.sorted { $0.key < $1.key }.map { .addToBalance(userId: r.userId, unit: $0.key, delta: -$0.value) }
+            return r.unitsTakenBack.sorted { $0.key < $1.key }.map { .addToBalance(bundleId: r.bundleId, userId: r.userId, unit: $0.key, delta: -$0.value) }
         case .balanceSpent(let s):
-            return [.addToBalance(userId: s.userId, unit: s.unit, delta: -s.amount)]
+            return [.addToBalance(bundleId: s.bundleId, userId: s.userId, unit: s.unit, delta: -s.amount)]
         case .refundReversed(let v) where v.refund.kind == .consumable:
-            return v.refund.unitsTakenBack.sorted { $0.key < $1.key }.map { .addToBalance(userId: v.refund.userId, unit: $0.key, delta: $0.value) }
+            return v.refund.unitsTakenBack.sorted { $0.key < $1.key }.map { .addToBalance(bundleId: v.refund.bundleId, userId: v.refund.userId, unit: $0.key, delta: $0.value) }
         default:
             return []
         }
@@ -131,9 +136,9 @@ public struct EntitlementsProjection: PlacelessProjection {
     public func changes(for event: LedgerEvent) -> [ProjectionChange] {
         switch event {
         case .ownershipClaimed(let c):
-            return [.setOwner(originalTransactionId: c.originalTransactionId, userId: c.userId, productId: c.productId, kind: c.kind, environment: c.environment)]
+            return [.setOwner(originalTransactionId: c.originalTransactionId, bundleId: c.bundleId, userId: c.userId, productId: c.productId, kind: c.kind, environment: c.environment)]
         case .ownershipTransferred(let t):
-            return [.setOwner(originalTransactionId: t.originalTransactionId, userId: t.toUserId, productId: t.productId, kind: t.kind, environment: t.environment)]
+            return [.setOwner(originalTransactionId: t.originalTransactionId, bundleId: t.bundleId, userId: t.toUserId, productId: t.productId, kind: t.kind, environment: t.environment)]
         case .purchaseRefunded(let r) where r.kind == .nonConsumable || r.kind == .nonRenewing:
             return [.revokeOwnership(originalTransactionId: r.originalTransactionId, atMs: r.refundedAtMs)]
         case .refundReversed(let v) where v.refund.kind == .nonConsumable || v.refund.kind == .nonRenewing:

@@ -1,0 +1,116 @@
+import EventStore
+import Foundation
+import Ledger
+import LedgerStore
+import Postgres
+import TestSupport
+import Testing
+
+/// Read models say which app each row belongs to (docs/several-apps.md): balances per app and
+/// unit, entitlements, ownership and subscriptions naming their app; rows of a log recorded
+/// before several apps read as its legacy app, as the log names it.
+@Suite struct AppsReadModelTests {
+    static let other = "com.acme.puzzle"
+
+    /// A consumable and a non-consumable delivered to `user` in `app` (nil: as the previous
+    /// release recorded them, naming no app), as the decider appends them.
+    static func purchases(of user: String, app: String?, prefix: String, coins: Int64) -> [LedgerAppend] {
+        func delivered(_ id: String, _ product: String, _ kind: ProductKind, grants: [String: Int64]) -> PurchaseDelivered {
+            PurchaseDelivered(
+                transactionId: id, originalTransactionId: id, productId: product, kind: kind, quantity: 1, userId: user, orderId: nil,
+                environment: "Production", purchaseDateMs: 1_700_000_000_000, expiresDateMs: nil, priceMilliunits: 990, currency: "USD",
+                appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants, submissionId: "sub-\(id)", match: .restore,
+                bundleId: app)
+        }
+        let coinsId = "\(prefix)-coins", removeAdsId = "\(prefix)-removeads"
+        return [
+            LedgerAppend(stream: Streams.transaction(coinsId), expectation: .noStream, events: [
+                .purchaseDelivered(delivered(coinsId, "com.example.coins100", .consumable, grants: ["coins": coins])),
+            ]),
+            LedgerAppend(stream: Streams.transaction(removeAdsId), expectation: .noStream, events: [
+                .purchaseDelivered(delivered(removeAdsId, "com.example.removeads", .nonConsumable, grants: [:])),
+            ]),
+            LedgerAppend(stream: Streams.ownership(removeAdsId), expectation: .noStream, events: [
+                .ownershipClaimed(OwnershipClaimed(
+                    originalTransactionId: removeAdsId, productId: "com.example.removeads", kind: .nonConsumable, userId: user,
+                    transactionId: removeAdsId, environment: "Production", bundleId: app)),
+            ]),
+        ]
+    }
+
+    static func apps(_ answer: LedgerHarness.Answer) -> [String: [String: any Sendable]] {
+        var apps: [String: [String: any Sendable]] = [:]
+        for app in answer.json["apps"] as? [[String: any Sendable]] ?? [] { apps[app["bundle_id"] as? String ?? "?"] = app }
+        return apps
+    }
+
+    static func coins(_ object: [String: any Sendable]?) -> Int? { (object?["balances"] as? [String: any Sendable])?["coins"] as? Int }
+
+    @Test("a log recorded before several apps reads as the app it was recorded for, rows written before the column included")
+    func legacyLogReadsAsItsApp() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
+            let log = LedgerLog(store: EventStore(pool: pool, logger: TestDatabase.logger))
+            try await log.append(Self.purchases(of: "alice", app: nil, prefix: "old", coins: 100), metadata: RequestMetadata(actor: "test"))
+            try await LedgerHarness.with(database: conninfo) { ledger in
+                let user = try await ledger.get("/v1/users/alice")
+                #expect(user.status == 200)
+                #expect(Self.coins(user.json) == 100, "the one app served is in scope")
+                let apps = Self.apps(user)
+                #expect(Array(apps.keys) == [LedgerHarness.bundleId])
+                #expect(Self.coins(apps[LedgerHarness.bundleId]) == 100)
+                let entitlements = user.json["entitlements"] as? [[String: any Sendable]] ?? []
+                #expect(entitlements.map { $0["bundle_id"] as? String } == [LedgerHarness.bundleId])
+
+                // The runner wrote the legacy app, not NULL.
+                let stored: [String?] = try await ledger.pool.withConnection { connection in
+                    try connection.query("""
+                        SELECT bundle_id FROM projection_entitlements UNION ALL SELECT bundle_id FROM projection_ownership
+                        UNION ALL SELECT bundle_id FROM projection_app_balances
+                        """).map { try $0.decode(0) }
+                }
+                #expect(stored == [String?](repeating: LedgerHarness.bundleId, count: 4))
+
+                // A row the previous release wrote has no app: it reads as the legacy app too.
+                try await ledger.pool.withConnection { connection in
+                    _ = try connection.execute("UPDATE projection_entitlements SET bundle_id = NULL")
+                    _ = try connection.execute("UPDATE projection_ownership SET bundle_id = NULL")
+                }
+                let again = try await ledger.get("/v1/users/alice")
+                #expect((again.json["entitlements"] as? [[String: any Sendable]] ?? []).map { $0["bundle_id"] as? String } == [LedgerHarness.bundleId])
+                let ownership = try await ledger.get("/v1/ownership/old-removeads")
+                #expect(ownership.json["bundle_id"] as? String == LedgerHarness.bundleId)
+            }
+        }
+    }
+
+    @Test("the same user's coins and the same product id in two apps are two balances and two entitlements, each under its app")
+    func sameUserInTwoApps() async throws {
+        try await LedgerHarness.with { ledger in
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            try await log.append(
+                Self.purchases(of: "alice", app: LedgerHarness.bundleId, prefix: "game", coins: 100)
+                    + Self.purchases(of: "alice", app: Self.other, prefix: "puzzle", coins: 300),
+                metadata: RequestMetadata(actor: "test"))
+            let user = try await ledger.get("/v1/users/alice")
+            #expect(user.status == 200)
+            // Only the served app is in scope: another app's coins are not added to its own.
+            #expect(Self.coins(user.json) == 100)
+            #expect((user.json["entitlements"] as? [[String: any Sendable]] ?? []).map { $0["original_transaction_id"] as? String } == ["game-removeads"])
+            let apps = Self.apps(user)
+            #expect(Set(apps.keys) == [LedgerHarness.bundleId, Self.other])
+            #expect(Self.coins(apps[Self.other]) == 300)
+            let puzzle = apps[Self.other]?["entitlements"] as? [[String: any Sendable]] ?? []
+            #expect(puzzle.map { $0["product_id"] as? String } == ["com.example.removeads"])
+            #expect(puzzle.map { $0["bundle_id"] as? String } == [Self.other])
+            #expect(try await ledger.get("/v1/ownership/puzzle-removeads").json["bundle_id"] as? String == Self.other)
+
+            // An app this ledger does not serve is not a scope.
+            let unserved = try await ledger.get("/v1/users/alice?bundle_id=\(Self.other)")
+            #expect(unserved.status == 400)
+            #expect(unserved.errorCode == "invalid_request")
+            let named = try await ledger.get("/v1/users/alice?bundle_id=\(LedgerHarness.bundleId)")
+            #expect(Self.coins(named.json) == 100)
+        }
+    }
+}
