@@ -1,4 +1,7 @@
+import EventStore
 import Foundation
+import Ledger
+import LedgerStore
 import TestSupport
 import Testing
 
@@ -28,6 +31,23 @@ struct ReplayCommandTests {
             }
             #expect(leftovers == 0, "the rebuild's schema is gone")
             #expect(try await ToolRun.run(["verify"], databaseURL: conninfo).status == 0)
+        }
+    }
+
+    @Test("a log recorded before several apps that no serve of this release has named is refused, and nothing is rebuilt")
+    func refusesALogThatNamesNoApp() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            #expect(try await ToolRun.run(["migrate"], databaseURL: conninfo).status == 0)
+            let order = OrderCreated(
+                orderId: "o-old", userId: "alice", productId: "com.example.coins100", quantity: 1,
+                appAccountToken: UUID().uuidString.lowercased(), createdAtMs: 1_700_000_000_000)
+            try await LedgerLog(store: EventStore(pool: pool, logger: TestDatabase.logger)).append(
+                [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
+                metadata: RequestMetadata(actor: "test"))
+            let replay = try await ToolRun.run(["replay", "--dry-run"], databaseURL: conninfo)
+            #expect(replay.status == 1, "\(replay.output)")
+            #expect(replay.output.contains("does not yet say which app its events belong to"), "\(replay.output)")
+            #expect(!replay.output.contains("checksums:"))
         }
     }
 }
