@@ -104,3 +104,29 @@ public struct CatalogError: Error, Sendable, CustomStringConvertible {
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
+
+/// Every app's catalog, folded from the `catalog` stream in order: each `CatalogLoaded` merges
+/// into the catalog of the app it names, so the same product id in two apps is two products
+/// (docs/several-apps.md). A load recorded before catalogs named their app belongs to the log's
+/// legacy app; while the log names none yet (no `serve` of this release has run on it), to
+/// whichever app is asked about that has no catalog of its own.
+public struct AppCatalogs: Sendable, Hashable {
+    public private(set) var byApp: [String: Catalog] = [:]
+    public let legacyApp: String?
+    /// Whether a load named no app.
+    public private(set) var holdsUnnamed = false
+
+    public init(legacyApp: String?) {
+        self.legacyApp = legacyApp
+    }
+
+    public mutating func merge(_ loaded: CatalogLoaded) {
+        if loaded.bundleId == nil { holdsUnnamed = true }
+        byApp[loaded.bundleId ?? legacyApp ?? "", default: Catalog()].merge(loaded)
+    }
+
+    /// The catalog of `bundleId`; empty when none was loaded for it.
+    public subscript(bundleId: String) -> Catalog {
+        byApp[bundleId] ?? (legacyApp == nil ? byApp[""] : nil) ?? Catalog()
+    }
+}

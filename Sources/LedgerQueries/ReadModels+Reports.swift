@@ -18,9 +18,10 @@ extension ReadModels {
         try await mappingDatabaseErrors {
             let reads = LedgerReads(pool: pool)
             guard let imported = try await reads.appStoreReport(sha256) else { return nil }
-            let catalog = try await reads.catalog()
+            // Every app's products: a report covers the developer account's apps.
+            let catalogs = try await reads.catalogs()
             var bySku: [String: String] = [:], byAppleId: [String: String] = [:]
-            for product in catalog.products.values {
+            for product in catalogs.byApp.keys.sorted().flatMap({ catalogs.byApp[$0]?.products.values.map { $0 } ?? [] }) {
                 if let sku = product.sku { bySku[sku] = product.productId }
                 if let id = product.appleId { byAppleId[id] = product.productId }
             }
@@ -29,7 +30,7 @@ extension ReadModels {
                 kind: AppStoreReport.Kind(rawValue: imported.kind) ?? .sales, periodStart: imported.periodStart, periodEnd: imported.periodEnd,
                 lines: imported.lines)
             let result = ReportReconciliation.compare(report, ledger: lines) { sku, appleId in
-                bySku[sku] ?? byAppleId[appleId] ?? (catalog[sku] != nil ? sku : nil)
+                bySku[sku] ?? byAppleId[appleId] ?? (catalogs.byApp.values.contains { $0[sku] != nil } ? sku : nil)
             }
             return (imported, result)
         }

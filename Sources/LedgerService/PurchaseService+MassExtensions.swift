@@ -32,7 +32,7 @@ extension PurchaseService {
     ) async throws -> MassExtensionAsked {
         guard (1...90).contains(days) else { throw LedgerServiceError(.invalidRequest, "days is 1 to 90 (Apple's limit), not \(days)") }
         let client = try requireServerAPI()
-        let catalog = try await mappingDatabaseErrors { try await reads.catalog() }
+        let catalog = try await mappingDatabaseErrors { try await reads.catalog(of: configuration.bundleId) }
         guard let product = catalog[productId] else { throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog") }
         guard product.kind == .autoRenewable else { throw LedgerServiceError(.invalidRequest, "\(productId) is not an auto-renewable subscription") }
         let unfinished = try await mappingDatabaseErrors {

@@ -63,7 +63,7 @@ extension PurchaseService {
                       first.kind == request.kind, first.offerId == request.offerId else { return nil }
                 return IssuedOfferSignature(signature: try Self.sign(first, with: signer), event: first)
             }) {
-                let catalog = try await reads.catalog()
+                let catalog = try await reads.catalog(of: configuration.bundleId)
                 guard let product = catalog[request.productId] else {
                     throw LedgerServiceError(.unknownProduct, "product \(request.productId) is not in the catalog")
                 }

@@ -56,7 +56,7 @@ extension PurchaseService {
     /// retries throws the `AppStoreConnectError`, as asking for the rest would fare no better.
     /// Database failures throw `LedgerServiceError`.
     public func refreshPricePoints(using client: AppStoreConnectClient, metadata: RequestMetadata) async throws -> [PricePointsRefreshSummary] {
-        let catalog = try await mappingDatabaseErrors { try await reads.catalog() }
+        let catalog = try await mappingDatabaseErrors { try await reads.catalog(of: configuration.bundleId) }
         var summaries: [PricePointsRefreshSummary] = []
         for product in catalog.products.values.sorted(by: { $0.productId < $1.productId }) {
             guard let appleId = product.appleId, !appleId.isEmpty else {

@@ -71,7 +71,7 @@ public final class PurchaseService: Sendable {
                 else { return nil }
                 return order
             }) {
-                let catalog = try await reads.catalog()
+                let catalog = try await reads.catalog(of: configuration.bundleId)
                 guard catalog[productId] != nil else {
                     throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog")
                 }

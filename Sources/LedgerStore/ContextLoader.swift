@@ -87,7 +87,7 @@ package struct ContextLoader {
             default: signatures.append((try row.decode(1), row))
             }
         }
-        context.catalog = try catalogs.current(head: catalogHead, on: connection)
+        context.catalog = try catalogs.current(head: catalogHead, on: connection)[bundleId]
         context.transactions = try Self.transactionRecords(transactionRows, type: 2, payload: 3)
         for row in ownerRows {
             let version: Int64 = try row.decode(1)

@@ -52,8 +52,13 @@ public struct LedgerReads: Sendable {
         return transactionIds.compactMap { found[$0] }
     }
 
-    /// The catalog in force.
-    public func catalog() async throws -> Catalog {
+    /// The catalog in force for the app `bundleId`.
+    public func catalog(of bundleId: String) async throws -> Catalog {
+        try await catalogs()[bundleId]
+    }
+
+    /// Every app's catalog in force.
+    public func catalogs() async throws -> AppCatalogs {
         let catalogs = catalogs
         return try await pool.withConnection { try catalogs.current(on: $0) }
     }

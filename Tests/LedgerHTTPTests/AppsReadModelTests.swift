@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Ledger
+import LedgerService
 import LedgerStore
 import Postgres
 import TestSupport
@@ -111,6 +112,24 @@ import Testing
             #expect(unserved.errorCode == "invalid_request")
             let named = try await ledger.get("/v1/users/alice?bundle_id=\(LedgerHarness.bundleId)")
             #expect(Self.coins(named.json) == 100)
+        }
+    }
+
+    @Test("another app's catalog selling the same product id changes nothing this app delivers or accepts")
+    func sameProductIdInAnotherAppsCatalog() async throws {
+        try await LedgerHarness.with { ledger in
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            let other = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 999}},"#
+                + #" {"product_id": "com.acme.puzzle.hints", "kind": "consumable", "grants": {"hints": 5}}]}"#
+            _ = try await CatalogStore().load(Data(other.utf8), bundleId: Self.other, into: log, metadata: RequestMetadata(actor: "test"))
+            let (_, purchase) = try await ledger.orderAndBuy(user: "bea", product: "com.example.coins100", appleId: "apple-bea")
+            #expect(try await ledger.submit(user: "bea", purchase: purchase).status == 200)
+            let user = try await ledger.get("/v1/users/bea")
+            #expect(Self.coins(user.json) == 100, "this app's catalog grants 100, not the other app's 999")
+            // A product only the other app sells is not this app's.
+            let order = try await ledger.post("/v1/orders", ["user_id": "bea", "product_id": "com.acme.puzzle.hints"])
+            #expect(order.status == 404, "\(order.status) \(order.json)")
+            #expect(order.errorCode == "unknown_product")
         }
     }
 }
