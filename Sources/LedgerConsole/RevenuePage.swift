@@ -60,18 +60,19 @@ struct RevenuePage: Sendable {
             ("from", query.from), ("to", query.to), ("group_by", query.groupBy.rawValue), ("environment", query.environment),
         ])
         func row(_ row: RevenueRow, total: Bool) -> [String: Any] {
-            ["key": total ? "Total" : row.key, "currency": row.currency, "cells": row.cells, "total": total]
+            ["key": total ? "Total" : row.key, "currency": row.currency, "app": row.bundleId, "cells": row.cells, "total": total]
         }
         let currencies = Array(Set(series.rows.map(\.currency))).sorted()
         let charts = currencies.prefix(4).map { currency in
-            RevenueChart(rows: series.rows.filter { $0.currency == currency }, currency: currency, grouping: overTime.groupBy).svg
+            RevenueChart(rows: series.rowsAcrossApps.filter { $0.currency == currency }, currency: currency, grouping: overTime.groupBy).svg
         }
         return console.renderer.page("revenue", title: "Revenue", area: .revenue, session: session, values: [
             "from": query.from, "to": query.to, "environment": query.environment,
             "groupings": RevenueQuery.Grouping.allCases.map { ["value": $0.rawValue, "selected": $0 == query.groupBy] as [String: Any] },
             "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == query.environment] as [String: Any] },
             "sandbox": query.environment == "Sandbox",
-            "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns, "commission": query.commission.rawValue,
+            "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns.filter { $0 != "bundle_id" },
+            "commission": query.commission.rawValue,
             "rows": report.rows.map { row($0, total: false) } + report.totals.map { row($0, total: true) },
             "empty": report.rows.isEmpty, "charts": charts, "chartGrouping": overTime.groupBy.rawValue,
             "estimated": report.rows.contains(where: \.proceedsEstimated),

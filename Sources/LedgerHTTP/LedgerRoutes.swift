@@ -235,7 +235,16 @@ struct LedgerRoutes: Sendable {
     /// served; nil when several are served and none is named.
     private func appInScope(_ request: Request) throws -> String? {
         let apps = service.configuration.apps
-        guard let named = request.uri.queryParameters.get("bundle_id") else { return apps.isSeveral ? nil : apps.first.bundleId }
+        guard let named = try servedApp(named: request.uri.queryParameters.get("bundle_id")) else {
+            return apps.isSeveral ? nil : apps.first.bundleId
+        }
+        return named
+    }
+
+    /// `named` when it is an app this ledger serves (400 `invalid_request` otherwise); nil for nil.
+    private func servedApp(named: String?) throws -> String? {
+        guard let named else { return nil }
+        let apps = service.configuration.apps
         guard apps.bundleIds.contains(named) else {
             throw APIError.invalidRequest("bundle_id \(named) is not an app this ledger serves (\(apps.bundleIds.joined(separator: ", ")))")
         }
@@ -331,11 +340,12 @@ struct LedgerRoutes: Sendable {
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
             throw APIError.invalidRequest("group_by is \(RevenueQuery.Grouping.listed), not \(groupText)")
         }
+        let app = try servedApp(named: value("bundle_id"))
         let query: RevenueQuery
         do {
             query = try RevenueQuery(
                 from: from, to: to, groupBy: grouping, environment: value("environment") ?? "Production",
-                commission: service.configuration.commission)
+                commission: service.configuration.commission, bundleId: app)
         } catch {
             throw APIError.invalidRequest(error.message)
         }

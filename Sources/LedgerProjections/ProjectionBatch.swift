@@ -113,9 +113,10 @@ struct ProjectionBatch {
             timelineEvents.append((subject, position))
         case .timelineLink(let subject, let includes):
             if linked.insert(Key2(a: subject, b: includes)).inserted { timelineLinks.append((subject, includes)) }
-        case .setCatalogPrice(let product, let price, let currency, let effective):
-            append([ProjectionSQL.catalogPrice(product, price, currency, effectiveMs: effective)])
-        case .addRevenueSale(let sale):
+        case .setCatalogPrice(let app, let product, let price, let currency, let effective):
+            append([ProjectionSQL.catalogPrice(app ?? legacyApp, product, price, currency, effectiveMs: effective)])
+        case .addRevenueSale(var sale):
+            sale.bundleId = sale.bundleId ?? legacyApp
             sales.append(sale)
         case .addRevenueRefund(let transaction, let atMs, let fraction):
             revenue(ProjectionSQL.revenueRefund(transaction, atMs: atMs, fractionMilli: fraction))

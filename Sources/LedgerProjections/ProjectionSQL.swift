@@ -20,12 +20,12 @@ enum ProjectionSQL {
         """)
     }
 
-    /// A product's catalog price from `effectiveMs` (when that load was recorded) on.
-    static func catalogPrice(_ product: String, _ price: Int64, _ currency: String, effectiveMs: Int64) -> SQL {
+    /// A product's catalog price in the app `app` from `effectiveMs` (when that load was recorded) on.
+    static func catalogPrice(_ app: String, _ product: String, _ price: Int64, _ currency: String, effectiveMs: Int64) -> SQL {
         .prepared("""
-        INSERT INTO projection_revenue_prices (product_id, effective_ms, price_minor, currency)
-        VALUES (\(product), \(effectiveMs), \(price), \(currency))
-        ON CONFLICT (product_id, effective_ms) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
+        INSERT INTO projection_revenue_catalog_prices (bundle_id, product_id, effective_ms, price_minor, currency)
+        VALUES (\(app), \(product), \(effectiveMs), \(price), \(currency))
+        ON CONFLICT (bundle_id, product_id, effective_ms) DO UPDATE SET price_minor = excluded.price_minor, currency = excluded.currency
         """)
     }
 
@@ -59,30 +59,32 @@ enum ProjectionSQL {
                    CASE WHEN s.kind = 'auto_renewable' THEN \(fragment: service) >= \(year) ELSE false END AS reduced_rate,
                    greatest(s.quantity, 1) AS quantity,
                    coalesce(s.country, i.country, \(Storefront.unknown)::text) AS country,
-                   s.apple_currency IS NOT NULL OR i.price_minor IS NOT NULL AS apple_price, s.offer_id, s.ordinal
+                   s.apple_currency IS NOT NULL OR i.price_minor IS NOT NULL AS apple_price, s.offer_id, s.ordinal, s.bundle_id
             FROM unnest(\(texts(sales.map(\.transactionId)))::text[], \(texts(sales.map(\.originalTransactionId)))::text[],
                         \(texts(sales.map(\.productId)))::text[], \(texts(sales.map(\.kind.rawValue)))::text[],
                         \(texts(sales.map(\.userId)))::text[], \(texts(sales.map(\.environment)))::text[],
                         \(texts(sales.map(\.day)))::text[], \(integers(sales.map(\.purchaseDateMs)))::bigint[],
                         \(integers(sales.map(\.serviceMs)))::bigint[], \(texts(sales.map { $0.applePrice?.currency }))::text[],
                         \(integers(sales.map { $0.applePrice?.minorUnits }))::bigint[], \(integers(sales.map(\.quantity)))::bigint[],
-                        \(texts(sales.map(\.country)))::text[], \(texts(sales.map(\.offerId)))::text[])
+                        \(texts(sales.map(\.country)))::text[], \(texts(sales.map(\.offerId)))::text[],
+                        \(texts(sales.map { $0.bundleId ?? "" }))::text[])
                  WITH ORDINALITY AS s(transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
-                                      purchase_date_ms, service_ms, apple_currency, apple_minor, quantity, country, offer_id, ordinal)
+                                      purchase_date_ms, service_ms, apple_currency, apple_minor, quantity, country, offer_id, bundle_id,
+                                      ordinal)
             LEFT JOIN projection_revenue_transaction_info i ON i.transaction_id = s.transaction_id
             LEFT JOIN LATERAL (
-                SELECT price_minor, currency FROM projection_revenue_prices
-                WHERE product_id = s.product_id
+                SELECT price_minor, currency FROM projection_revenue_catalog_prices
+                WHERE bundle_id = s.bundle_id AND product_id = s.product_id
                 ORDER BY effective_ms <= s.purchase_date_ms DESC, abs(effective_ms - s.purchase_date_ms)
                 LIMIT 1) p ON true
             WHERE coalesce(s.apple_currency, i.currency, p.currency) IS NOT NULL)
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, quantity, country, apple_price,
-             point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id)
+             point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id, bundle_id)
         SELECT v.line_id, v.line_type, v.transaction_id, v.original_transaction_id, v.product_id, v.kind, v.user_id, v.environment, v.day,
                v.purchase_date_ms, v.service_ms, v.currency, v.gross_minor, v.reduced_rate, v.quantity, v.country, v.apple_price,
-               r.refreshed, pp.proceeds_minor, pp.proceeds_year2_minor, v.offer_id
+               r.refreshed, pp.proceeds_minor, pp.proceeds_year2_minor, v.offer_id, v.bundle_id
         FROM v \(fragment: pricePointJoins("v", saleGross: "v.gross_minor"))
         ORDER BY v.ordinal
         ON CONFLICT (line_id) DO NOTHING
@@ -225,11 +227,11 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
-             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id)
+             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id, bundle_id)
         SELECT 'refund:' || transaction_id, 'refund', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
                -\(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, \(atMs), quantity, \(fractionMilli), gross_minor,
-               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id
+               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id, bundle_id
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)
@@ -249,11 +251,11 @@ enum ProjectionSQL {
         INSERT INTO projection_revenue_lines
             (line_id, line_type, transaction_id, original_transaction_id, product_id, kind, user_id, environment, day,
              purchase_date_ms, service_ms, currency, gross_minor, reduced_rate, refunded_at_ms, quantity, fraction_milli, sale_gross_minor,
-             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id)
+             country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id, bundle_id)
         SELECT 'reversal:' || transaction_id, 'reversal', transaction_id, original_transaction_id, product_id, kind, user_id,
                environment, \(RevenueDay.of(atMs))::date, purchase_date_ms, NULL, currency,
                \(fragment: share(of: "gross_minor", fractionMilli)), reduced_rate, NULL, quantity, \(fractionMilli), gross_minor,
-               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id
+               country, apple_price, point_refreshed_at_ms, point_proceeds_minor, point_proceeds_year2_minor, offer_id, bundle_id
         FROM sale
         ON CONFLICT (line_id) DO NOTHING
         """)

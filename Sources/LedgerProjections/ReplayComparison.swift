@@ -105,7 +105,7 @@ struct ReplayComparison {
     /// can change its user or product and leave every day's totals as they were).
     private func otherTables(_ pool: ConnectionPool) async throws -> [String] {
         let tables = ["projection_entitlements", "projection_ownership", "projection_ownership_history", "projection_apple_account_members",
-                      "projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info", "projection_timeline_events",
+                      "projection_revenue_catalog_prices", "projection_revenue_lines", "projection_revenue_transaction_info", "projection_timeline_events",
                       "projection_timeline_links"]
         return try await pool.withConnection { connection in
             try tables.compactMap { table in

@@ -11,14 +11,22 @@ import Ledger
 /// negative one included.
 ///
 /// Columns are only ever added at the end (`tax` and `proceeds_estimated` came after
-/// `proceeds`), so a spreadsheet or script that reads them by position keeps working.
+/// `proceeds`, `bundle_id` after them), so a spreadsheet or script that reads them by position
+/// keeps working.
 extension RevenueReport {
-    public static let csvColumns = ["purchases", "refunds", "gross", "refunded", "net", "commission", "proceeds", "tax", "proceeds_estimated"]
+    public static let csvColumns = [
+        "purchases", "refunds", "gross", "refunded", "net", "commission", "proceeds", "tax", "proceeds_estimated", "bundle_id",
+    ]
 
     public var csv: String {
         var lines = [([query.groupBy.rawValue, "currency"] + Self.csvColumns).map(Self.textField).joined(separator: ",")]
-        for row in rows { lines.append(([Self.textField(row.key), Self.textField(row.currency)] + row.cells.map(Self.field)).joined(separator: ",")) }
-        for total in totals { lines.append(([Self.textField("total"), Self.textField(total.currency)] + total.cells.map(Self.field)).joined(separator: ",")) }
+        for row in rows {
+            lines.append(([Self.textField(row.key), Self.textField(row.currency)] + row.cells.map(Self.field) + [Self.textField(row.bundleId)])
+                .joined(separator: ","))
+        }
+        for total in totals {
+            lines.append(([Self.textField("total"), Self.textField(total.currency)] + total.cells.map(Self.field) + [""]).joined(separator: ","))
+        }
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 

@@ -6,11 +6,12 @@ import Postgres
 public struct RevenueQuery: Sendable, Hashable {
     public enum Grouping: String, Sendable, CaseIterable {
         /// By UTC day (`YYYY-MM-DD`), month (`YYYY-MM`), product id, or country: the storefront's
-        /// ISO 3166-1 alpha-3 code, `unknown` where Apple never said (`Storefront.unknown`); or
-        /// by the offer that priced each sale (Apple's `offerIdentifier`), `none` without one.
-        case day, month, product, country, offer
+        /// ISO 3166-1 alpha-3 code, `unknown` where Apple never said (`Storefront.unknown`); by
+        /// the offer that priced each sale (Apple's `offerIdentifier`), `none` without one; or by
+        /// app (bundle id).
+        case day, month, product, country, offer, app
 
-        /// The groupings as a sentence for error messages: "day, month, product, country or offer".
+        /// The groupings as a sentence for error messages: "day, month, product, country, offer or app".
         public static var listed: String {
             let names = allCases.map(\.rawValue)
             return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
@@ -24,11 +25,14 @@ public struct RevenueQuery: Sendable, Hashable {
     /// `Production` unless asked: sandbox money is never revenue, only reported apart.
     public var environment: String
     public var commission: CommissionPlan
+    /// One app's lines only; nil: every app's.
+    public var bundleId: String?
 
     /// Checks the dates; the message names what is wrong.
-    public init(from: String, to: String, groupBy: Grouping = .day, environment: String = "Production", commission: CommissionPlan = .standard)
-        throws(LedgerServiceError)
-    {
+    public init(
+        from: String, to: String, groupBy: Grouping = .day, environment: String = "Production", commission: CommissionPlan = .standard,
+        bundleId: String? = nil
+    ) throws(LedgerServiceError) {
         for (name, value) in [("from", from), ("to", to)] where !Self.isDate(value) {
             throw LedgerServiceError(.invalidRequest, "\(name) must be a date YYYY-MM-DD, not \(value)")
         }
@@ -41,6 +45,7 @@ public struct RevenueQuery: Sendable, Hashable {
         self.groupBy = groupBy
         self.environment = environment
         self.commission = commission
+        self.bundleId = bundleId
     }
 
     /// A real calendar day written `YYYY-MM-DD`.
@@ -62,8 +67,8 @@ public struct RevenueQuery: Sendable, Hashable {
 /// prices a sale, else the commission plan's estimate (`LEDGER_COMMISSION`), which the row then
 /// says (`proceedsEstimated`).
 public struct RevenueRow: Sendable, Hashable, Encodable {
-    /// `YYYY-MM-DD`, `YYYY-MM`, a product id or a country (ISO 3166-1 alpha-3, or `unknown`);
-    /// empty in totals.
+    /// `YYYY-MM-DD`, `YYYY-MM`, a product id, a country (ISO 3166-1 alpha-3, or `unknown`), an
+    /// offer or a bundle id; empty in totals.
     public var key: String
     public var currency: String
     public var purchases: Int64
@@ -79,9 +84,11 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
     /// True when a sale in the row had no price point, so the commission plan estimated its
     /// proceeds.
     public var proceedsEstimated: Bool = false
+    /// The app whose lines the row sums; empty in totals, which add every app's.
+    public var bundleId: String = ""
 
     enum Keys: String, CodingKey {
-        case key, currency, purchases, refunds
+        case key, currency, purchases, refunds, bundleId = "bundle_id"
         case grossMinor = "gross_minor", refundedMinor = "refunded_minor", netMinor = "net_minor", taxMinor = "tax_minor"
         case commissionMinor = "commission_minor", proceedsMinor = "proceeds_minor", proceedsEstimated = "proceeds_estimated"
     }
@@ -100,6 +107,7 @@ public struct RevenueRow: Sendable, Hashable, Encodable {
         try c.encode(commissionMinor, forKey: .commissionMinor)
         try c.encode(proceedsMinor, forKey: .proceedsMinor)
         try c.encode(proceedsEstimated, forKey: .proceedsEstimated)
+        if !bundleId.isEmpty { try c.encode(bundleId, forKey: .bundleId) }
     }
 
     /// The sum of two rows of one currency.
@@ -129,6 +137,20 @@ public struct RevenueReport: Sendable, Hashable, Encodable {
         try c.encode(totals, forKey: .totals)
     }
 
+    /// The rows with every app's added, by key and currency (a chart over time draws one
+    /// point per day, not one per app).
+    public var rowsAcrossApps: [RevenueRow] {
+        var merged: [String: RevenueRow] = [:]
+        var order: [String] = []
+        for row in rows {
+            var blank = row
+            blank.bundleId = ""
+            let key = row.key + "\u{0}" + row.currency
+            if let known = merged[key] { merged[key] = known.adding(blank) } else { merged[key] = blank; order.append(key) }
+        }
+        return order.compactMap { merged[$0] }
+    }
+
     init(query: RevenueQuery, rows: [RevenueRow]) {
         self.query = query
         self.rows = rows
@@ -136,6 +158,7 @@ public struct RevenueReport: Sendable, Hashable, Encodable {
         for row in rows {
             var blank = row
             blank.key = ""
+            blank.bundleId = ""
             totals[row.currency] = totals[row.currency]?.adding(blank) ?? blank
         }
         self.totals = totals.keys.sorted().compactMap { totals[$0] }
@@ -146,19 +169,23 @@ extension ReadModels {
     /// The revenue report, once the projections have applied the log as it stood at the call.
     public func revenue(_ query: RevenueQuery) async throws -> RevenueReport {
         try await mappingDatabaseErrors {
-            return try await withConsistentConnection { connection in
-                RevenueReport(query: query, rows: try Self.revenueRows(query, on: connection))
+            return try await withConsistentConnection { [legacy] connection in
+                RevenueReport(query: query, rows: try Self.revenueRows(query, legacyApp: try legacy.name(on: connection), on: connection))
             }
         }
     }
 
-    static func revenueRows(_ query: RevenueQuery, on connection: Connection) throws -> [RevenueRow] {
+    /// Rows by the grouping's key, app and currency: every row is one app's (lines written before
+    /// they named their app are `legacyApp`'s).
+    static func revenueRows(_ query: RevenueQuery, legacyApp: String, on connection: Connection) throws -> [RevenueRow] {
+        let app: SQL = "coalesce(bundle_id, \(legacyApp))"
         let key: SQL = switch query.groupBy {
         case .day: "to_char(day, 'YYYY-MM-DD')"
         case .month: "to_char(day, 'YYYY-MM')"
         case .product: "product_id"
         case .country: "country"
         case .offer: "coalesce(offer_id, 'none')"
+        case .app: app
         }
         // Per line (`RevenueLineMoney`, `SaleMoney`'s rule): a sale priced by Apple's price point
         // pays that point's proceeds and the tax it implies; one without pays the plan's
@@ -176,10 +203,12 @@ extension ReadModels {
                    sum(gross_minor)::bigint,
                    sum(\(fragment: tax))::bigint,
                    sum(\(fragment: proceeds))::bigint,
-                   bool_or(\(fragment: RevenueLineMoney.estimated))
+                   bool_or(\(fragment: RevenueLineMoney.estimated)),
+                   \(fragment: app) AS app
             FROM projection_revenue_lines
             WHERE environment = \(query.environment) AND day BETWEEN \(query.from)::date AND \(query.to)::date
-            GROUP BY 1, 2 ORDER BY 1, 2
+              AND (\(query.bundleId)::text IS NULL OR \(fragment: app) = \(query.bundleId))
+            GROUP BY 1, 11, 2 ORDER BY 1, 11, 2
             """).map { row in
             let net: Int64 = try row.decode(6)
             let tax: Int64 = try row.decode(7)
@@ -187,7 +216,7 @@ extension ReadModels {
             return RevenueRow(
                 key: try row.decode(0), currency: try row.decode(1), purchases: try row.decode(2), refunds: try row.decode(3),
                 grossMinor: try row.decode(4), refundedMinor: try row.decode(5), netMinor: net, commissionMinor: net - tax - proceeds,
-                proceedsMinor: proceeds, taxMinor: tax, proceedsEstimated: try row.decode(9))
+                proceedsMinor: proceeds, taxMinor: tax, proceedsEstimated: try row.decode(9), bundleId: try row.decode(10))
         }
     }
 }

@@ -28,8 +28,11 @@ struct AuditCommand: AsyncParsableCommand {
         @Option(help: "Last day, YYYY-MM-DD (UTC, inclusive)")
         var to: String
 
-        @Option(name: .customLong("group-by"), help: "day, month, product, country (the storefront's ISO 3166-1 alpha-3 code, or unknown) or offer (Apple's offerIdentifier, or none)")
+        @Option(name: .customLong("group-by"), help: "day, month, product, country (the storefront's ISO 3166-1 alpha-3 code, or unknown), offer (Apple's offerIdentifier, or none) or app (bundle id)")
         var groupBy: String = "day"
+
+        @Option(name: .customLong("bundle-id"), help: "One app's lines only (default: every app's)")
+        var bundleId: String?
 
         @Option(help: "Production or Sandbox")
         var environment: String = "Production"
@@ -48,7 +51,7 @@ struct AuditCommand: AsyncParsableCommand {
             do {
                 return try RevenueQuery(
                     from: from, to: to, groupBy: grouping, environment: environment,
-                    commission: try LedgerConfiguration.commission(from: ProcessInfo.processInfo.environment))
+                    commission: try LedgerConfiguration.commission(from: ProcessInfo.processInfo.environment), bundleId: bundleId)
             } catch {
                 throw ValidationError(error.message)
             }

@@ -15,14 +15,15 @@ package enum RevenueFormat {
         let q = report.query
         var out = "revenue \(q.from) to \(q.to), \(q.environment), by \(q.groupBy.rawValue), commission \(q.commission.rawValue)\n"
         let header = [q.groupBy.rawValue, "currency"] + columns
-        var body = report.rows.map { [$0.key, $0.currency] + cells($0) }
+        var body = report.rows.map { [$0.key, $0.currency] + cells($0) + [$0.bundleId] }
         if report.rows.isEmpty { return out + "no purchases or refunds in this period\n" }
-        body += report.totals.map { ["total", $0.currency] + cells($0) }
+        body += report.totals.map { ["total", $0.currency] + cells($0) + [""] }
         let widths = header.indices.map { column in ([header] + body).map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { index, cell in
                 let pad = String(repeating: " ", count: widths[index] - cell.count)
-                return index < 2 ? cell + pad : pad + cell
+                // Text (the key, the currency, the app) to the left, figures to the right.
+                return index < 2 || index == cells.count - 1 ? cell + pad : pad + cell
             }.joined(separator: "  ")
         }
         out += line(header) + "\n"

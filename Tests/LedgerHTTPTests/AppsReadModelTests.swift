@@ -15,12 +15,13 @@ import Testing
 
     /// A consumable and a non-consumable delivered to `user` in `app` (nil: as the previous
     /// release recorded them, naming no app), as the decider appends them.
-    static func purchases(of user: String, app: String?, prefix: String, coins: Int64) -> [LedgerAppend] {
+    static func purchases(of user: String, app: String?, prefix: String, coins: Int64, priceMilliunits: Int64? = 990) -> [LedgerAppend] {
         func delivered(_ id: String, _ product: String, _ kind: ProductKind, grants: [String: Int64]) -> PurchaseDelivered {
             PurchaseDelivered(
                 transactionId: id, originalTransactionId: id, productId: product, kind: kind, quantity: 1, userId: user, orderId: nil,
-                environment: "Production", purchaseDateMs: 1_700_000_000_000, expiresDateMs: nil, priceMilliunits: 990, currency: "USD",
-                appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants, submissionId: "sub-\(id)", match: .restore,
+                environment: "Production", purchaseDateMs: 1_700_000_000_000, expiresDateMs: nil, priceMilliunits: priceMilliunits,
+                currency: priceMilliunits == nil ? nil : "USD", appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants,
+                submissionId: "sub-\(id)", match: .appAccountToken,
                 bundleId: app)
         }
         let coinsId = "\(prefix)-coins", removeAdsId = "\(prefix)-removeads"
@@ -130,6 +131,43 @@ import Testing
             let order = try await ledger.post("/v1/orders", ["user_id": "bea", "product_id": "com.acme.puzzle.hints"])
             #expect(order.status == 404, "\(order.status) \(order.json)")
             #expect(order.errorCode == "unknown_product")
+        }
+    }
+
+    @Test("revenue by app: every row is one app's, group_by=app and bundle_id= split them, each app's catalog prices its own sales")
+    func revenueByApp() async throws {
+        try await LedgerHarness.with { ledger in
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            let other = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "price_minor": 500, "currency": "USD"},"#
+                + #" {"product_id": "com.example.removeads", "kind": "non_consumable", "price_minor": 700, "currency": "USD"}]}"#
+            _ = try await CatalogStore().load(Data(other.utf8), bundleId: Self.other, into: log, metadata: RequestMetadata(actor: "test"))
+            // Apple priced this app's sales (0.99 each); the other app's are priced by its own catalog.
+            try await log.append(
+                Self.purchases(of: "alice", app: LedgerHarness.bundleId, prefix: "game", coins: 100)
+                    + Self.purchases(of: "alice", app: Self.other, prefix: "puzzle", coins: 300, priceMilliunits: nil),
+                metadata: RequestMetadata(actor: "test"))
+            func rows(_ query: String) async throws -> [[String: any Sendable]] {
+                let answer = try await ledger.get("/v1/reports/revenue?from=2023-11-01&to=2023-11-30&\(query)", token: LedgerHarness.financeToken)
+                #expect(answer.status == 200, "\(answer.json)")
+                return answer.json["rows"] as? [[String: any Sendable]] ?? []
+            }
+            let byApp = try await rows("group_by=app")
+            // In bundle id order.
+            #expect(byApp.map { $0["key"] as? String } == [Self.other, LedgerHarness.bundleId])
+            #expect(byApp.map { $0["bundle_id"] as? String } == [Self.other, LedgerHarness.bundleId])
+            #expect(byApp.map { $0["gross_minor"] as? Int } == [1_200, 198], "the same product ids, priced by the other app's catalog and by Apple")
+            #expect(byApp.map { $0["purchases"] as? Int } == [2, 2])
+
+            let byDay = try await rows("group_by=day")
+            #expect(byDay.map { $0["key"] as? String } == ["2023-11-14", "2023-11-14"], "a day on which two apps sold has a row for each")
+            #expect(byDay.map { $0["bundle_id"] as? String } == [Self.other, LedgerHarness.bundleId])
+
+            let one = try await rows("group_by=product&bundle_id=\(LedgerHarness.bundleId)")
+            #expect(one.map { $0["gross_minor"] as? Int } == [99, 99])
+            let unserved = try await ledger.get(
+                "/v1/reports/revenue?from=2023-11-01&to=2023-11-30&bundle_id=com.acme.unknown", token: LedgerHarness.financeToken)
+            #expect(unserved.status == 400)
+            #expect(unserved.errorCode == "invalid_request")
         }
     }
 }

@@ -24,7 +24,7 @@ struct RefundShareFlowTests {
     /// The revenue report's rows for 2026 by product, under the standard commission. (Read on
     /// the pool's thread; the tests expect on their own, where Swift Testing knows the test.)
     static func rows(on connection: Connection) throws -> [RevenueRow] {
-        try ReadModels.revenueRows(try RevenueQuery(from: "2026-01-01", to: "2026-12-31", groupBy: .product), on: connection)
+        try ReadModels.revenueRows(try RevenueQuery(from: "2026-01-01", to: "2026-12-31", groupBy: .product), legacyApp: "", on: connection)
     }
 
     @Test("a 25% refund of a 9.99 sale refunds 2.50, and the commission and proceeds in proportion; its reversal gives back exactly that")

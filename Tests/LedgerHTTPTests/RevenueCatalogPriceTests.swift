@@ -18,8 +18,8 @@ struct RevenueCatalogPriceTests {
     func priceAtPurchase() async throws {
         try await LedgerHarness.withMigratedSchema { pool in
             let gross = try await pool.withConnection { connection in
-                try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 100, "USD", effectiveMs: 1_000_000))
-                try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 150, "USD", effectiveMs: 5_000_000))
+                try connection.execute(ProjectionSQL.catalogPrice("", "com.example.gems", 100, "USD", effectiveMs: 1_000_000))
+                try connection.execute(ProjectionSQL.catalogPrice("", "com.example.gems", 150, "USD", effectiveMs: 5_000_000))
                 // Recorded after both loads, as a late receipt or an import would be.
                 for (id, at) in [("before", Int64(10)), ("between", 3_000_000), ("at-second", 5_000_000), ("after", 9_000_000)] {
                     for statement in ProjectionSQL.revenueSales([Self.sale(id, purchasedAt: at)]) { try connection.execute(statement) }

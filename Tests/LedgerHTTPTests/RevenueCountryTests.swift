@@ -91,8 +91,8 @@ struct RevenueCountryTests {
             // The CSV, as `audit revenue` and the console write it, ends with the new columns.
             let csv = try await ledger.server.reads.revenue(try RevenueQuery(from: "2000-01-01", to: "2100-12-31", groupBy: .country)).csv
             let lines = csv.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-            #expect(lines.first == "country,currency,purchases,refunds,gross,refunded,net,commission,proceeds,tax,proceeds_estimated")
-            #expect(lines.contains { $0.hasPrefix("GBR,GBP,1,0,") && $0.hasSuffix(",0.00,true") }, "\(lines)")
+            #expect(lines.first == "country,currency,purchases,refunds,gross,refunded,net,commission,proceeds,tax,proceeds_estimated,bundle_id")
+            #expect(lines.contains { $0.hasPrefix("GBR,GBP,1,0,") && $0.hasSuffix(",0.00,true,\(LedgerHarness.bundleId)") }, "\(lines)")
 
             // Timelines say where it was sold.
             let timeline = try await ledger.get("/v1/timelines/transactions/\(gb.transactionId)", token: LedgerHarness.supportToken)
@@ -132,7 +132,7 @@ struct RevenueCountryTests {
             #expect(empty.status == 200)
             let bad = try await ledger.get("/v1/reports/revenue?\(Self.allTime)&group_by=storefront", token: LedgerHarness.financeToken)
             #expect(bad.status == 400)
-            #expect(((bad.json["error"] as? [String: any Sendable])?["message"] as? String)?.contains("day, month, product, country or offer") == true)
+            #expect(((bad.json["error"] as? [String: any Sendable])?["message"] as? String)?.contains("day, month, product, country, offer or app") == true)
         }
     }
 }

@@ -27,7 +27,7 @@ struct RevenueTransactionInfoTests {
     func linesTakeTheAnswer() async throws {
         let (lines, rows) = try await LedgerHarness.withMigratedSchema { pool in
             try await pool.withConnection { connection in
-                try connection.execute(ProjectionSQL.catalogPrice("com.example.gems", 100, "USD", effectiveMs: 0))
+                try connection.execute(ProjectionSQL.catalogPrice("", "com.example.gems", 100, "USD", effectiveMs: 0))
                 // A: a receipt's sale, refunded 25%, then Apple's answer: 4.99 EUR in Germany.
                 try Self.run(ProjectionSQL.revenueSales([Self.sale("A")]), on: connection)
                 try Self.run(ProjectionSQL.revenueRefund("A", atMs: Self.start + Self.day, fractionMilli: 25_000), on: connection)
@@ -52,7 +52,7 @@ struct RevenueTransactionInfoTests {
                         String(try row.decode(3, as: Int64.self)), String(try row.decode(4, as: Int64.self)), String(try row.decode(5, as: Bool.self)),
                     ].joined(separator: " "))
                 }
-                let rows = try ReadModels.revenueRows(try RevenueQuery(from: "2026-01-01", to: "2026-12-31", groupBy: .country), on: connection)
+                let rows = try ReadModels.revenueRows(try RevenueQuery(from: "2026-01-01", to: "2026-12-31", groupBy: .country), legacyApp: "", on: connection)
                 return (lines, rows)
             }
         }

@@ -27,8 +27,9 @@ public enum ProjectionChange: Sendable, Hashable {
     /// These original transactions belong to one Apple account (seen in one receipt, or one
     /// purchase carrying `appTransactionId`): their groups are united.
     case linkAppleAccount(originalTransactionIds: [String], appTransactionId: String?)
-    /// The catalog's reference price of a product from now on (used when Apple gives none).
-    case setCatalogPrice(productId: String, priceMinor: Int64, currency: String, effectiveMs: Int64)
+    /// The catalog's reference price of a product of the app `bundleId` (nil: the legacy app)
+    /// from now on (used when Apple gives none).
+    case setCatalogPrice(bundleId: String?, productId: String, priceMinor: Int64, currency: String, effectiveMs: Int64)
     /// A paid transaction's revenue line, recorded once.
     case addRevenueSale(RevenueSale)
     /// The refund of `fractionMilli` (thousandths of a percent; 100000 all of it) of a

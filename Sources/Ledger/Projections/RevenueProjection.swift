@@ -25,9 +25,11 @@ public struct RevenueProjection: Projection {
     /// its sale's country and whether Apple priced it; Get Transaction Info's answers are kept.
     /// 7: each line keeps the price point that prices it (Apple's price-point refreshes).
     /// 8: each line keeps the offer that priced its sale (revenue by offer).
-    public let version: Int32 = 8
+    /// 9: each line names its app, and catalog prices are per app (the same product id in two
+    /// apps is two products).
+    public let version: Int32 = 9
     public let tables = [
-        "projection_revenue_prices", "projection_revenue_lines", "projection_revenue_transaction_info",
+        "projection_revenue_catalog_prices", "projection_revenue_lines", "projection_revenue_transaction_info",
         "projection_revenue_price_refreshes", "projection_revenue_price_points",
     ]
 
@@ -36,7 +38,8 @@ public struct RevenueProjection: Projection {
         case .catalogLoaded(let catalog):
             return catalog.products.compactMap { product in
                 guard let price = product.priceMinor, let currency = product.currency else { return nil }
-                return .setCatalogPrice(productId: product.productId, priceMinor: price, currency: currency, effectiveMs: place.recordedAtMs)
+                return .setCatalogPrice(
+                    bundleId: catalog.bundleId, productId: product.productId, priceMinor: price, currency: currency, effectiveMs: place.recordedAtMs)
             }
         case .purchaseDelivered(let d):
             // A restore or a transfer delivers a purchase paid before, and Family Sharing gives a
@@ -48,14 +51,15 @@ public struct RevenueProjection: Projection {
                 userId: d.userId, environment: d.environment, purchaseDateMs: purchased,
                 serviceMs: d.expiresDateMs.map { $0 - purchased }, quantity: d.quantity,
                 applePrice: Self.applePrice(d.priceMilliunits, d.currency), country: Storefront.countryCode(d.storefront),
-                offerId: d.offerIdentifier))]
+                offerId: d.offerIdentifier, bundleId: d.bundleId))]
         case .subscriptionRenewalSeen(let r):
             guard !r.isTrial, r.familyShared != true, let purchased = r.purchaseDateMs else { return [] }
             return [.addRevenueSale(RevenueSale(
                 transactionId: r.transactionId, originalTransactionId: r.originalTransactionId, productId: r.productId,
                 kind: .autoRenewable, userId: r.userId, environment: r.environment, purchaseDateMs: purchased,
                 serviceMs: r.expiresDateMs.map { $0 - purchased }, quantity: 1,
-                applePrice: Self.applePrice(r.priceMilliunits, r.currency), country: Storefront.countryCode(r.storefront)))]
+                applePrice: Self.applePrice(r.priceMilliunits, r.currency), country: Storefront.countryCode(r.storefront),
+                bundleId: r.bundleId))]
         case .purchaseRefunded(let r):
             guard r.fractionMilli > 0 else { return [] }
             return [.addRevenueRefund(transactionId: r.transactionId, atMs: r.refundedAtMs, fractionMilli: r.fractionMilli)]
@@ -109,6 +113,9 @@ public struct RevenueSale: Sendable, Hashable {
     public var country: String? = nil
     /// The offer that priced it (Apple's `offerIdentifier`), for revenue by offer.
     public var offerId: String? = nil
+    /// The app it was sold in; nil when its event was recorded before several apps (the runner
+    /// writes the log's legacy app).
+    public var bundleId: String? = nil
 
     /// The UTC day of the sale, `YYYY-MM-DD`.
     public var day: String { RevenueDay.of(purchaseDateMs) }

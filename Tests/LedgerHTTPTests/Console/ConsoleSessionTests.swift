@@ -107,8 +107,11 @@ import Testing
             #expect(csv.status == 200)
             #expect(csv.header("Content-Disposition")?.hasPrefix("attachment;") == true)
             #expect(csv.body.hasPrefix(
-                "product,currency,purchases,refunds,gross,refunded,net,commission,proceeds,tax,proceeds_estimated\r\ncom.example.removeads,USD,1,0,2.99,"))
-            #expect(csv.body.components(separatedBy: "\r\n").filter { !$0.isEmpty }.dropFirst().allSatisfy { $0.hasSuffix(",0.00,true") }, "\(csv.body)")
+                "product,currency,purchases,refunds,gross,refunded,net,commission,proceeds,tax,proceeds_estimated,bundle_id\r\ncom.example.removeads,USD,1,0,2.99,"))
+            // Rows name their app; totals add every app's and name none.
+            #expect(csv.body.components(separatedBy: "\r\n").filter { !$0.isEmpty }.dropFirst().allSatisfy {
+                $0.hasSuffix(",0.00,true,\(LedgerHarness.bundleId)") || ($0.hasPrefix("total,") && $0.hasSuffix(",0.00,true,"))
+            }, "\(csv.body)")
             #expect(page.body.contains("id=\"proceeds-estimated\""), "the page says the proceeds are estimated")
             let api = try await ledger.get("/v1/reports/revenue?from=\(day)&to=\(day)&group_by=product", token: LedgerHarness.financeToken)
             let json = try await browser.get("/console/revenue.json?from=\(day)&to=\(day)&group_by=product&environment=Production")
