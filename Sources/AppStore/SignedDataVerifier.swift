@@ -29,18 +29,19 @@ public struct SignedDataVerifier: Sendable {
     }
 
     public let rootCertificates: [Certificate]
-    public let bundleID: String
+    /// The apps whose signed data this verifier accepts, by bundle id, each with its Apple id
+    /// when known: one ledger may serve several apps of a developer account.
+    public let apps: [String: Int64?]
     public let environment: AppStoreEnvironment
-    /// The app's Apple id; when set, checked on production notifications only, as Apple's library
-    /// does: sandbox notifications may lack it, and signed transactions and renewal infos never
-    /// carry it.
-    public let appAppleID: Int64?
     public let validationTime: ValidationTime
     /// What `.now`, and `.signedDate` for a payload without one, read: this module reads no
     /// clock of its own.
     public let clock: WallClock
     private let logger: Logger
 
+    /// One app's verifier. `appAppleID`, when set, is checked on production notifications
+    /// only, as Apple's library does: sandbox notifications may lack it, and signed transactions
+    /// and renewal infos never carry it.
     public init(
         rootCertificates: [Certificate],
         bundleID: String,
@@ -50,10 +51,23 @@ public struct SignedDataVerifier: Sendable {
         clock: WallClock,
         logger: Logger = Logger(label: "AppStore.SignedDataVerifier")
     ) {
+        self.init(
+            rootCertificates: rootCertificates, apps: [bundleID: appAppleID], environment: environment, validationTime: validationTime,
+            clock: clock, logger: logger)
+    }
+
+    /// A verifier of several apps' signed data, each checked against its own Apple id.
+    public init(
+        rootCertificates: [Certificate],
+        apps: [String: Int64?],
+        environment: AppStoreEnvironment,
+        validationTime: ValidationTime = .signedDate,
+        clock: WallClock,
+        logger: Logger = Logger(label: "AppStore.SignedDataVerifier")
+    ) {
         self.rootCertificates = rootCertificates
-        self.bundleID = bundleID
+        self.apps = apps
         self.environment = environment
-        self.appAppleID = appAppleID
         self.validationTime = validationTime
         self.clock = clock
         self.logger = logger
@@ -96,7 +110,7 @@ public struct SignedDataVerifier: Sendable {
         let verified = try await verify(signedPayload, as: NotificationEnvelope.self)
         let addressee = verified.payload.addressee
         try check(bundle: addressee.bundleId)
-        try check(appAppleID: addressee.appAppleId)
+        try check(appAppleID: addressee.appAppleId, of: addressee.bundleId)
         try check(environment: addressee.rawEnvironment)
         return verified
     }
@@ -187,14 +201,16 @@ public struct SignedDataVerifier: Sendable {
     }
 
     private func check(bundle: String?) throws(AppStoreError) {
-        guard bundle == bundleID else {
-            throw AppStoreError(.bundleIDMismatch, "signed data is for bundle \(bundle ?? "none that can be read"), not \(bundleID)")
+        guard let bundle, apps[bundle] != nil else {
+            throw AppStoreError(
+                .bundleIDMismatch, "signed data is for bundle \(bundle ?? "none that can be read"), not \(apps.keys.sorted().joined(separator: " or "))")
         }
     }
 
-    /// A notification's `appAppleId`; only notifications name it (Apple's `verifyNotification`).
-    private func check(appAppleID: Int64?) throws(AppStoreError) {
-        if environment == .production, let expected = self.appAppleID, appAppleID != expected {
+    /// A notification's `appAppleId`, against its bundle's; only notifications name it (Apple's
+    /// `verifyNotification`).
+    private func check(appAppleID: Int64?, of bundle: String?) throws(AppStoreError) {
+        if environment == .production, let bundle, let expected = apps[bundle] ?? nil, appAppleID != expected {
             throw AppStoreError(.bundleIDMismatch, "signed data is for app \(appAppleID.map(String.init) ?? "none"), not \(expected)")
         }
     }

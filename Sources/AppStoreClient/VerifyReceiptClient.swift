@@ -35,15 +35,20 @@ public struct VerifyReceiptClient: Sendable {
     ///
     /// Apple's answers, transport failures and malformed bodies are all a `VerificationOutcome`,
     /// so the attempts are never lost; only unusable input throws (`.invalidRequest`).
+    ///
+    /// `sharedSecret` replaces the configured one for this receipt (a ledger serving several
+    /// apps tries each app's secret when Apple answers 21004).
     public func verify(
         receiptData: String,
         excludeOldTransactions: Bool = false,
-        startingAt firstEndpoint: VerifyReceiptEndpoint = .production
+        startingAt firstEndpoint: VerifyReceiptEndpoint = .production,
+        sharedSecret: String? = nil
     ) async throws(AppStoreError) -> VerificationOutcome {
         guard !receiptData.isEmpty else {
             throw AppStoreError(.invalidRequest, "receipt data is empty")
         }
-        let requestBody = try makeRequestBody(receiptData: receiptData, excludeOldTransactions: excludeOldTransactions)
+        let requestBody = try makeRequestBody(
+            receiptData: receiptData, excludeOldTransactions: excludeOldTransactions, sharedSecret: sharedSecret ?? configuration.sharedSecret)
         var attempts: [VerifyReceiptAttempt] = []
         var endpoint = firstEndpoint
         var switches = 0
@@ -132,7 +137,7 @@ public struct VerifyReceiptClient: Sendable {
     }
 
     /// `{"receipt-data", "password", "exclude-old-transactions"}`; `password` only when set.
-    private func makeRequestBody(receiptData: String, excludeOldTransactions: Bool) throws(AppStoreError) -> Data {
+    private func makeRequestBody(receiptData: String, excludeOldTransactions: Bool, sharedSecret: String?) throws(AppStoreError) -> Data {
         struct Request: Encodable {
             var receiptData: String
             var password: String?
@@ -143,7 +148,7 @@ public struct VerifyReceiptClient: Sendable {
                 case excludeOldTransactions = "exclude-old-transactions"
             }
         }
-        let secret = configuration.sharedSecret.flatMap { $0.isEmpty ? nil : $0 }
+        let secret = sharedSecret.flatMap { $0.isEmpty ? nil : $0 }
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .withoutEscapingSlashes

@@ -7,4 +7,13 @@ public enum AppCheck {
         guard let named = evidence.bundleId else { return "Apple's answer names no bundle id" }
         return named == bundleId ? nil : "the receipt is for bundle \(named), not \(bundleId)"
     }
+
+    /// Why `evidence` is for none of the apps `bundleIds` served, or nil when it is for one.
+    public static func refusal(of evidence: Evidence, servedApps bundleIds: [String]) -> String? {
+        guard let named = evidence.bundleId else { return "Apple's answer names no bundle id" }
+        if bundleIds.contains(named) { return nil }
+        return bundleIds.count == 1
+            ? "the receipt is for bundle \(named), not \(bundleIds[0])"
+            : "the receipt is for bundle \(named), which is none of the apps this ledger serves (\(bundleIds.joined(separator: ", ")))"
+    }
 }

@@ -143,8 +143,7 @@ public struct LedgerServer: Sendable {
                 configuration: configuration.verifyReceipt, clock: configuration.clock, transport: HTTPVerifyReceiptTransport(httpClient: httpClient),
                 logger: logger),
             signedData: SignedDataVerifiers(
-                rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId,
-                clock: configuration.clock),
+                rootCertificates: configuration.rootCertificates, apps: configuration.ledger.apps, clock: configuration.clock),
             serverAPI: serverAPI, logger: logger, clock: configuration.clock, machineClock: configuration.machineClock,
             onAppleAttempt: { attempt in
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")

@@ -140,7 +140,8 @@ public struct HistoryImport: Sendable {
         let submission = Submission(submissionId: Self.submissionId(name: name), userId: line.userId, transactionId: line.transactionId)
         let context = try await mappingDatabaseErrors {
             try await reads.context(
-                for: line.evidence, userId: line.userId, orderId: nil, bundleId: configuration.bundleId,
+                for: line.evidence, userId: line.userId, orderId: nil,
+                bundleId: line.evidence.bundleId.flatMap { configuration.apps.app($0)?.bundleId } ?? configuration.bundleId,
                 transferPolicy: configuration.transferPolicy)
         }
         let decision = PurchaseDecider.decide(submission, evidence: line.evidence, context: context)

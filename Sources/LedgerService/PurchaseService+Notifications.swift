@@ -65,7 +65,10 @@ extension PurchaseService {
             } catch {
                 throw LedgerServiceError(.invalidRequest, "the body is neither {\"signedPayload\"} nor a v1 notification")
             }
-            guard notification.isAuthentic(sharedSecret: configuration.sharedSecret ?? "") else {
+            // The secret of the app it names (`bid`), or the first app's: an account's primary
+            // secret, which Apple sends for every app, belongs there.
+            let named = notification.bundleID.flatMap { configuration.apps.app($0)?.sharedSecret }
+            guard [named, configuration.sharedSecret].contains(where: { notification.isAuthentic(sharedSecret: $0 ?? "") }) else {
                 throw LedgerServiceError(.unauthenticated, "the v1 notification's password is not our shared secret")
             }
             let name = DocumentStore.name(of: body)
@@ -137,7 +140,7 @@ extension PurchaseService {
     /// (renewals, refunds, subscription state), by the rules a notification's evidence follows,
     /// with the answer's `document` in the same transaction. Evidence for another app changes nothing.
     public func recordObservation(_ evidence: Evidence, source: String, citing document: SQL) async throws {
-        guard AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil else { return }
+        guard serves(evidence) else { return }
         for attempt in 1...8 {
             let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
             let effects = PurchaseDecider.observe(evidence, source: source, context: context)
@@ -162,7 +165,7 @@ extension PurchaseService {
             var effects: [LedgerAppend] = []
             // The notification is kept whatever it says; it changes the ledger only when it is
             // this app's by the same rule as a receipt.
-            if let evidence, AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil {
+            if let evidence, serves(evidence) {
                 let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
                 effects = PurchaseDecider.observe(evidence, source: "notification:\(received.notificationId)", context: context)
                 if received.notificationType == "REFUND_REVERSED", let transactionId = received.transactionId {

@@ -133,9 +133,17 @@ extension PurchaseService {
     func verify(
         _ submission: Submission, receiptData: String, attempt: Int, submissionVersion: Int64, metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
-        let outcome: VerificationOutcome
+        var outcome: VerificationOutcome
         do {
             outcome = try await verifyReceipt.verify(receiptData: receiptData)
+            // The receipt names its app only once Apple has read it. The first app's secret goes
+            // first (an account's primary secret, which every app accepts, belongs there); when
+            // Apple says it is not this receipt's app's (21004), each other app's secret is tried,
+            // every attempt recorded.
+            for secret in otherAppsSecrets where outcome.response?.status == .sharedSecretMismatch {
+                let next = try await verifyReceipt.verify(receiptData: receiptData, sharedSecret: secret)
+                outcome = VerificationOutcome(verdict: next.verdict, response: next.response, attempts: outcome.attempts + next.attempts)
+            }
         } catch {
             // The client throws only for input it cannot send (an empty receipt): that receipt
             // can never verify, and the answer says exactly why.

@@ -34,7 +34,7 @@ extension PurchaseService {
         else { return RecoveredPurchases() }
         var evidence = Evidence(signed: transaction)
         evidence.entries = evidence.entries.filter { ($0.purchaseDateMs ?? .max) <= purchasedBeforeMs }
-        guard !evidence.entries.isEmpty, AppCheck.refusal(of: evidence, bundleId: configuration.bundleId) == nil else {
+        guard !evidence.entries.isEmpty, serves(evidence) else {
             return RecoveredPurchases()
         }
         let notificationId = verified.payload.notificationUUID ?? DocumentStore.name(of: body)

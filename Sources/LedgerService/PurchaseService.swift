@@ -128,7 +128,7 @@ public final class PurchaseService: Sendable {
 
     func loadContext(evidence: Evidence, userId: String?, orderId: String?) async throws -> PurchaseContext {
         try await reads.context(
-            for: evidence, userId: userId, orderId: orderId, bundleId: configuration.bundleId,
+            for: evidence, userId: userId, orderId: orderId, bundleId: app(of: evidence),
             transferPolicy: configuration.transferPolicy)
     }
 

@@ -11,10 +11,20 @@ public struct SignedDataVerifiers: Sendable {
 
     /// `clock` dates the check of a payload that carries no `signedDate` (the ledger's clock).
     public init(rootCertificates: [Certificate], bundleId: String, appAppleId: Int64? = nil, clock: WallClock) {
-        production = SignedDataVerifier(
-            rootCertificates: rootCertificates, bundleID: bundleId, environment: .production, appAppleID: appAppleId, clock: clock)
-        sandbox = SignedDataVerifier(
-            rootCertificates: rootCertificates, bundleID: bundleId, environment: .sandbox, appAppleID: appAppleId, clock: clock)
+        self.init(rootCertificates: rootCertificates, apps: [bundleId: appAppleId], clock: clock)
+    }
+
+    /// Every app the ledger serves, by bundle id, with its Apple id when configured.
+    public init(rootCertificates: [Certificate], apps: [String: Int64?], clock: WallClock) {
+        production = SignedDataVerifier(rootCertificates: rootCertificates, apps: apps, environment: .production, clock: clock)
+        sandbox = SignedDataVerifier(rootCertificates: rootCertificates, apps: apps, environment: .sandbox, clock: clock)
+    }
+
+    /// The verifiers of every app in `apps`.
+    public init(rootCertificates: [Certificate], apps: LedgerApps, clock: WallClock) {
+        self.init(
+            rootCertificates: rootCertificates,
+            apps: Dictionary(apps.apps.map { ($0.bundleId, $0.appAppleId) }, uniquingKeysWith: { first, _ in first }), clock: clock)
     }
 
     public func verifyTransaction(_ jws: String) async throws(AppStoreError) -> Verified<SignedTransaction> {

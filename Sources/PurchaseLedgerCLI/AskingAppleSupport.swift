@@ -44,8 +44,7 @@ extension DatabaseOptions {
                 store: EventStore(pool: pool, logger: logger), configuration: configuration.ledger,
                 verifyReceipt: VerifyReceiptClient(configuration: configuration.verifyReceipt, clock: configuration.clock, logger: logger),
                 signedData: SignedDataVerifiers(
-                    rootCertificates: configuration.rootCertificates, bundleId: configuration.ledger.bundleId, appAppleId: configuration.appAppleId,
-                    clock: configuration.clock),
+                    rootCertificates: configuration.rootCertificates, apps: configuration.ledger.apps, clock: configuration.clock),
                 serverAPI: serverAPI, logger: logger, clock: configuration.clock, machineClock: configuration.machineClock))
         }
     }

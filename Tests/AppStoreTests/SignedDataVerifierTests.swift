@@ -125,6 +125,19 @@ struct SignedDataVerifierTests {
         await expectError(.bundleIDMismatch) { _ = try await other.verifyTransaction(jws) }
     }
 
+    @Test("a verifier of several apps accepts each app's signed data and refuses another's, naming the apps it serves")
+    func severalApps() async throws {
+        let jws = try Fixtures.text("jws-transaction-testca-asslib.jws")
+        let both = SignedDataVerifier(
+            rootCertificates: [try Fixtures.testRoot()], apps: ["com.example.x": nil, "com.example": 1234], environment: .sandbox, clock: .system)
+        #expect(try await both.verifyTransaction(jws).payload.bundleId == "com.example")
+        let others = SignedDataVerifier(
+            rootCertificates: [try Fixtures.testRoot()], apps: ["com.example.x": nil, "com.example.y": 7], environment: .sandbox, clock: .system)
+        let error = await #expect(throws: AppStoreError.self) { try await others.verifyTransaction(jws) }
+        #expect(error?.code == .bundleIDMismatch)
+        #expect(error?.description.contains("com.example.x or com.example.y") == true, "\(String(describing: error))")
+    }
+
     @Test("signed renewal info verifies in sandbox and is refused for production")
     func renewalInfo() async throws {
         let jws = try Fixtures.text("jws-renewalinfo-testca-asslib.jws")

@@ -70,7 +70,7 @@ struct LedgerHarness: Sendable {
         askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
         webhooks: [WebhookEndpoint] = [], webhookSecret: String = LedgerHarness.webhookSecret,
         webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(), finishTransactions: Bool = false,
-        digests: DigestPublisher.Settings? = nil,
+        digests: DigestPublisher.Settings? = nil, apps: LedgerApps? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -84,7 +84,7 @@ struct LedgerHarness: Sendable {
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
             pricePointInterval: pricePointInterval, taxChanges: taxChanges, webhooks: webhooks, webhookSecret: webhookSecret,
-            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests)
+            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests, apps: apps)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -153,6 +153,7 @@ struct LedgerHarness: Sendable {
         var finishTransactions = false
         /// `LEDGER_DIGEST_INTERVAL`/`LEDGER_DIGEST_FILE`; nil: no digests published.
         var digests: DigestPublisher.Settings? = nil
+        var apps: LedgerApps? = nil
     }
 
     /// The tests' `LEDGER_WEBHOOK_SECRET`: 32 bytes.
@@ -194,6 +195,11 @@ struct LedgerHarness: Sendable {
             rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)],
             poolSize: 8, workerPollInterval: .milliseconds(20),
             clock: settings.clock ?? WallClock({ simulator.nowMilliseconds }), machineClock: settings.clock ?? (settings.machineFollowsSimulator ? WallClock({ simulator.nowMilliseconds }) : .system))
+        // Several apps where a test asks: the harness's catalog is then the first app's.
+        if let apps = settings.apps {
+            configuration.ledger.apps = apps
+            configuration.verifyReceipt.sharedSecret = apps.first.sharedSecret
+        }
         // Tests reconcile when they mean to, not at start.
         configuration.ledger.reconcileInterval = nil
         configuration.ledger.transactionInfoInterval = settings.transactionInfoInterval

@@ -44,6 +44,16 @@ struct PurchaseDeciderReviewHoleTests {
         #expect(AppCheck.refusal(of: Given.evidence(Given.entry("T1", Given.coins), bundleId: "com.other"), bundleId: Given.bundleId) != nil)
         #expect(AppCheck.refusal(of: Given.evidence(Given.entry("T1", Given.coins)), bundleId: Given.bundleId) == nil)
     }
+
+    @Test("over several apps: evidence of any app served passes, another app's is refused naming the apps served")
+    func severalAppsRule() {
+        let served = [Given.bundleId, "com.example.puzzle"]
+        #expect(AppCheck.refusal(of: Given.evidence(Given.entry("T1", Given.coins), bundleId: "com.example.puzzle"), servedApps: served) == nil)
+        #expect(AppCheck.refusal(of: Given.evidence(Given.entry("T1", Given.coins)), servedApps: served) == nil)
+        let refused = AppCheck.refusal(of: Given.evidence(Given.entry("T1", Given.coins), bundleId: "com.other"), servedApps: served)
+        #expect(refused == "the receipt is for bundle com.other, which is none of the apps this ledger serves (\(Given.bundleId), com.example.puzzle)")
+        #expect(AppCheck.refusal(of: Given.evidence(Given.entry("T1", Given.coins), bundleId: nil), servedApps: served) != nil)
+    }
 }
 
 /// A v1 notification's top-level `cancellation_date` speaks of the transaction it names.
