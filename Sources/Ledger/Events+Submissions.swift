@@ -24,8 +24,15 @@ public struct ReceiptSubmitted: LedgerEventPayload {
     public var documentSha256: String
     /// Milliseconds since 1970, UTC.
     public var submittedAtMs: Int64
+    /// The app the submitting token was limited to: the retry worker decides it for that app
+    /// alone, as the request would have. Nil: any app served (and every event before several apps).
+    public var bundleId: String?
 
-    public init(submissionId: String, userId: String, orderId: String?, transactionId: String?, kind: SubmissionKind, documentSha256: String, submittedAtMs: Int64) {
+    public init(
+        submissionId: String, userId: String, orderId: String?, transactionId: String?, kind: SubmissionKind, documentSha256: String,
+        submittedAtMs: Int64, bundleId: String? = nil
+    ) {
+        self.bundleId = bundleId
         self.submissionId = submissionId
         self.userId = userId
         self.orderId = orderId

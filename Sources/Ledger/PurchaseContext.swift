@@ -65,6 +65,16 @@ public enum TransactionRecord: Sendable, Hashable {
         return false
     }
 
+    /// The app it was sold in: the one its event names, else (recorded before several apps)
+    /// `legacyApp`.
+    public func bundleId(legacyApp: String?) -> String? {
+        switch self {
+        case .delivered(let d): d.bundleId ?? legacyApp
+        case .renewal(let r): r.bundleId ?? legacyApp
+        case .unclaimed(let u): u.bundleId ?? legacyApp
+        }
+    }
+
     public var renewal: SubscriptionRenewalSeen? {
         if case .renewal(let r) = self { return r }
         return nil
@@ -115,11 +125,15 @@ public struct Submission: Sendable, Hashable {
     /// The transaction the client says it just paid for; nil: every undelivered transaction
     /// of the receipt that matches one of the user's open orders.
     public var transactionId: String?
+    /// The app the submitting token is limited to (`token:app@BUNDLE_ID`): evidence of another
+    /// app is refused. Nil: any app the ledger serves.
+    public var bundleId: String?
 
-    public init(submissionId: String, userId: String, orderId: String? = nil, transactionId: String? = nil) {
+    public init(submissionId: String, userId: String, orderId: String? = nil, transactionId: String? = nil, bundleId: String? = nil) {
         self.submissionId = submissionId
         self.userId = userId
         self.orderId = orderId
         self.transactionId = transactionId
+        self.bundleId = bundleId
     }
 }

@@ -49,3 +49,34 @@ public enum Streams {
     /// One mass extension: its request, then its completion.
     public static func massRenewalExtension(_ requestId: String) -> String { "mass-renewal-extension-\(requestId)" }
 }
+
+/// The names of a user's streams and keys within one app (docs/several-apps.md): the log's
+/// legacy app keeps the names they had before several apps, so its spends and retries go on at
+/// the same streams and keys across the upgrade; every other app's take the bundle id, separated
+/// by spaces, which neither a bundle id nor a user id may hold, so no two names can meet.
+public struct AppStreams: Sendable, Hashable {
+    public let bundleId: String
+    /// Whether `bundleId` is the log's legacy app (or the log names none yet).
+    public let isLegacy: Bool
+
+    /// `legacyApp` nil: the log names no app yet, so this one is its legacy app.
+    public init(bundleId: String, legacyApp: String?) {
+        self.bundleId = bundleId
+        isLegacy = bundleId == (legacyApp ?? bundleId)
+    }
+
+    /// A user's spends of one unit in this app.
+    public func wallet(userId: String, unit: String) -> String {
+        isLegacy ? Streams.wallet(userId: userId, unit: unit) : "wallet \(bundleId) \(unit.utf8.count):\(unit):\(userId)"
+    }
+
+    /// A user's consents in this app.
+    public func consent(userId: String) -> String {
+        isLegacy ? Streams.consent(userId: userId) : "consent \(bundleId) \(userId)"
+    }
+
+    /// A spend's idempotency key.
+    public func spendKey(userId: String, spendId: String) -> String {
+        isLegacy ? "spend:\(userId.utf8.count):\(userId):\(spendId)" : "spend \(bundleId) \(userId.utf8.count):\(userId):\(spendId)"
+    }
+}

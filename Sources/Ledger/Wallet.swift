@@ -13,10 +13,24 @@ public struct Wallet: Sendable, Hashable {
     public private(set) var used: [String: Int64] = [:]
     /// How much each purchase granted.
     public private(set) var granted: [String: Int64] = [:]
+    /// The app whose balance this is (coins bought in one app are not spent in another); nil:
+    /// every event of the user's, as before several apps.
+    public let bundleId: String?
+    /// The app of events recorded before several apps (nil: the log names none yet, so they
+    /// are `bundleId`'s).
+    public let legacyApp: String?
 
-    public init(userId: String, unit: String) {
+    public init(userId: String, unit: String, bundleId: String? = nil, legacyApp: String? = nil) {
         self.userId = userId
         self.unit = unit
+        self.bundleId = bundleId
+        self.legacyApp = legacyApp
+    }
+
+    /// Whether an event naming `app` (nil: recorded before several apps) is of this wallet's app.
+    private func inApp(_ app: String?) -> Bool {
+        guard let bundleId else { return true }
+        return (app ?? legacyApp ?? bundleId) == bundleId
     }
 
     public static func == (a: Wallet, b: Wallet) -> Bool {
@@ -33,12 +47,12 @@ public struct Wallet: Sendable, Hashable {
     /// Applies one event, in log order; events of other users or units change nothing.
     public mutating func apply(_ event: LedgerEvent) {
         switch event {
-        case .purchaseDelivered(let d) where d.userId == userId:
+        case .purchaseDelivered(let d) where d.userId == userId && inApp(d.bundleId):
             guard let amount = d.grants[unit], amount != 0 else { return }
             balance += amount
             granted[d.transactionId, default: 0] += amount
             remaining.append((d.transactionId, amount))
-        case .purchaseRefunded(let r) where r.userId == userId && r.kind == .consumable:
+        case .purchaseRefunded(let r) where r.userId == userId && r.kind == .consumable && inApp(r.bundleId):
             guard let amount = r.unitsTakenBack[unit], amount != 0 else { return }
             balance -= amount
             guard r.fractionMilli < RefundFraction.whole, let index = remaining.firstIndex(where: { $0.transactionId == r.transactionId }) else {
@@ -49,7 +63,7 @@ public struct Wallet: Sendable, Hashable {
             // A share refunded: what is left of the purchase loses what was taken back.
             remaining[index].amount -= amount
             if remaining[index].amount <= 0 { remaining.remove(at: index) }
-        case .refundReversed(let v) where v.refund.userId == userId && v.refund.kind == .consumable:
+        case .refundReversed(let v) where v.refund.userId == userId && v.refund.kind == .consumable && inApp(v.refund.bundleId):
             let r = v.refund
             guard let amount = r.unitsTakenBack[unit], amount != 0 else { return }
             balance += amount
@@ -63,7 +77,7 @@ public struct Wallet: Sendable, Hashable {
             } else {
                 remaining.append((r.transactionId, back))
             }
-        case .balanceSpent(let s) where s.userId == userId && s.unit == unit:
+        case .balanceSpent(let s) where s.userId == userId && s.unit == unit && inApp(s.bundleId):
             balance -= s.amount
             for share in s.attributions {
                 used[share.transactionId, default: 0] += share.amount

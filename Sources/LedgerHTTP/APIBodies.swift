@@ -14,6 +14,7 @@ enum APIBodies {
         var userId: String
         var productId: String
         var quantity: Int64?
+        var bundleId: String?
     }
 
     struct Spend: Decodable {
@@ -21,10 +22,12 @@ enum APIBodies {
         var amount: Int64
         var spendId: String
         var reason: String?
+        var bundleId: String?
     }
 
     struct Consent: Decodable {
         var consumptionData: Bool
+        var bundleId: String?
     }
 
     struct OfferSignature: Decodable {
@@ -177,8 +180,9 @@ enum APIAnswers {
             try c.encode(order.quantity, forKey: .quantity)
             try c.encode(order.appAccountToken, forKey: .appAccountToken)
             try c.encode(RevenueDay.iso8601(order.createdAtMs), forKey: .createdAt)
+            try c.encode(order.bundleId, forKey: .bundleId)
         }
-        enum Keys: String, CodingKey { case orderId, userId, productId, quantity, appAccountToken, createdAt }
+        enum Keys: String, CodingKey { case orderId, userId, productId, quantity, appAccountToken, createdAt, bundleId }
     }
 
     /// `GET /v1/apple-orders/{order_id}`'s answer.

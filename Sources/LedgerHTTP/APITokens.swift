@@ -1,6 +1,7 @@
 import Crypto
 import LedgerConsole
 import Foundation
+import LedgerService
 import Postgres
 import Primitives
 
@@ -21,29 +22,42 @@ public struct APITokens: Sendable {
         var digest: [UInt8]
         var scope: APIScope
         var name: String
+        /// The app the token is limited to (`token:scope@BUNDLE_ID`); nil: every app served.
+        var bundleId: String?
     }
 
     let entries: [Entry]
 
-    /// Parses `token:scope,token:scope`. An empty string: no tokens, every call refused.
+    /// Parses `token:scope,token:scope@BUNDLE_ID`. An empty string: no tokens, every call refused.
     public init(parsing text: String) throws {
         var entries: [Entry] = []
         for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
             guard let colon = item.lastIndex(of: ":") else {
-                throw TokensError("each LEDGER_API_TOKENS item is token:scope (app, finance or support)")
+                throw TokensError("each LEDGER_API_TOKENS item is token:scope (app, finance or support), or token:scope@BUNDLE_ID")
             }
             let token = String(item[..<colon])
-            guard let scope = APIScope(rawValue: String(item[item.index(after: colon)...])), token.count >= 8 else {
+            let limit = item[item.index(after: colon)...].split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let scope = APIScope(rawValue: String(limit[0])), token.count >= 8 else {
                 throw TokensError("each LEDGER_API_TOKENS item is token:scope, the token at least 8 characters, the scope app, finance or support")
             }
+            var bundleId: String?
+            if limit.count == 2 {
+                guard LedgerApps.isBundleId(String(limit[1])) else {
+                    throw TokensError("a LEDGER_API_TOKENS item limited to an app is token:scope@BUNDLE_ID, not @\(limit[1])")
+                }
+                bundleId = String(limit[1])
+            }
             let digest = Array(SHA256.hash(data: Array(token.utf8)))
-            entries.append(Entry(digest: digest, scope: scope, name: "api:" + Hex.encode(digest.prefix(3))))
+            entries.append(Entry(digest: digest, scope: scope, name: "api:" + Hex.encode(digest.prefix(3)), bundleId: bundleId))
         }
         self.entries = entries
     }
 
     /// Each token's scope, in the order configured (what `config check` may say of them).
     public var scopes: [APIScope] { entries.map(\.scope) }
+
+    /// The apps tokens are limited to, each once.
+    public var limitedApps: Set<String> { Set(entries.compactMap(\.bundleId)) }
 
     /// The scope and actor name of `token`, or nil. Every entry is compared, in constant time.
     func authenticate(_ token: String) -> Entry? {
@@ -54,8 +68,9 @@ public struct APITokens: Sendable {
     }
 
     /// A token typed at the console's sign-in: its role and name when its scope has a screen.
+    /// A token limited to one app has none yet: the console's pages are not filtered by app.
     public func consoleSignIn(_ token: String) -> (role: ConsoleRole, name: String)? {
-        guard let entry = authenticate(token) else { return nil }
+        guard let entry = authenticate(token), entry.bundleId == nil else { return nil }
         switch entry.scope {
         case .finance: return (.finance, entry.name)
         case .support: return (.support, entry.name)
@@ -68,7 +83,7 @@ public struct APITokens: Sendable {
     /// its scope changes.
     public func consoleSignsIn(named name: String, as role: ConsoleRole) -> Bool {
         entries.contains { entry in
-            guard entry.name == name else { return false }
+            guard entry.name == name, entry.bundleId == nil else { return false }
             switch entry.scope {
             case .finance: return role == .finance
             case .support: return role == .support

@@ -14,6 +14,8 @@ public struct LedgerRequestContext: RequestContext, ConsoleRequestContext, Remot
     public var scope: APIScope?
     /// The token's name for the events' metadata (`api:<first 6 chars of its sha256>`).
     public var actor: String = "anonymous"
+    /// The app the token is limited to (`token:scope@BUNDLE_ID`); nil: every app served.
+    public var app: String?
 
     /// The peer's address, for the console's sign-in limit per client (behind a proxy, the
     /// proxy's).

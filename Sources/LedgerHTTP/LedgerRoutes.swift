@@ -78,20 +78,20 @@ struct LedgerRoutes: Sendable {
     }
 
     private func createOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.CreateOrder.self, from: request)
         let user = try APIBodies.identifier(body.userId, "user_id")
         let product = try APIBodies.identifier(body.productId, "product_id")
         let quantity = body.quantity ?? 1
         guard (1...1_000).contains(quantity) else { throw APIError.invalidRequest("quantity must be from 1 to 1000") }
         let order = try await service.createOrder(
-            userId: user, productId: product, quantity: quantity, idempotencyKey: try idempotencyKey(request, context, route: "orders"),
-            metadata: metadata(request, context))
+            userId: user, productId: product, quantity: quantity, bundleId: try app(for: context, named: body.bundleId),
+            idempotencyKey: try idempotencyKey(request, context, route: "orders"), metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.Order(order: order), status: .created)
     }
 
     private func submitReceipt(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.SubmitReceipt.self, from: request)
         let user = try APIBodies.identifier(body.userId, "user_id")
         let transaction = try body.transactionId.map { try APIBodies.identifier($0, "transaction_id") }
@@ -100,20 +100,20 @@ struct LedgerRoutes: Sendable {
             throw APIError.invalidRequest("receipt_data must be the base64 receipt the app read from its bundle")
         }
         let outcome = try await service.submitReceipt(
-            userId: user, receiptData: body.receiptData, transactionId: transaction, orderId: order,
+            userId: user, receiptData: body.receiptData, transactionId: transaction, orderId: order, appLimit: context.app,
             idempotencyKey: try idempotencyKey(request, context, route: "receipts"), metadata: metadata(request, context))
         record(outcome)
         return try APIAnswers.response(for: outcome)
     }
 
     private func submitTransaction(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.SubmitTransaction.self, from: request)
         let user = try APIBodies.identifier(body.userId, "user_id")
         let order = try body.orderId.map { try APIBodies.identifier($0, "order_id") }
         try APIBodies.requireCompactJWS(body.signedTransaction)
         let outcome = try await service.submitSignedTransaction(
-            userId: user, signedTransaction: body.signedTransaction, orderId: order,
+            userId: user, signedTransaction: body.signedTransaction, orderId: order, appLimit: context.app,
             idempotencyKey: try idempotencyKey(request, context, route: "transactions"), metadata: metadata(request, context))
         record(outcome)
         return try APIAnswers.response(for: outcome)
@@ -183,7 +183,7 @@ struct LedgerRoutes: Sendable {
     }
 
     private func spend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
         let body = try await APIBodies.decode(APIBodies.Spend.self, from: request)
         let unit = try APIBodies.identifier(body.unit, "unit")
@@ -191,7 +191,8 @@ struct LedgerRoutes: Sendable {
         guard (1...1_000_000_000_000).contains(body.amount) else { throw APIError.invalidRequest("amount must be a whole number from 1 to 10^12") }
         if let reason = body.reason, reason.count > 500 { throw APIError.invalidRequest("reason must be at most 500 characters") }
         let spent = try await service.spend(
-            userId: user, unit: unit, amount: body.amount, spendId: spendId, reason: body.reason, metadata: metadata(request, context))
+            userId: user, unit: unit, amount: body.amount, spendId: spendId, reason: body.reason,
+            bundleId: try app(for: context, named: body.bundleId), metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.Spent(spent))
     }
 
@@ -218,27 +219,45 @@ struct LedgerRoutes: Sendable {
     }
 
     private func consent(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
         let body = try await APIBodies.decode(APIBodies.Consent.self, from: request)
-        let recorded = try await service.recordConsent(userId: user, consumptionData: body.consumptionData, metadata: metadata(request, context))
+        let recorded = try await service.recordConsent(
+            userId: user, consumptionData: body.consumptionData, bundleId: try app(for: context, named: body.bundleId),
+            metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.Consent(consent: recorded))
     }
 
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.app, .finance, .support], request, context)
+        let context = try authenticator.require([.app, .finance, .support], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
-        return try JSONResponse.make(APIAnswers.User(view: try await reads(for: request).user(id), scope: try appInScope(request)))
+        var view = try await reads(for: request).user(id)
+        // A token limited to one app sees that app's balances and entitlements alone.
+        if let limit = context.app {
+            view.balances.removeAll { $0.bundleId != limit }
+            view.entitlements.removeAll { $0.bundleId != limit }
+        }
+        return try JSONResponse.make(APIAnswers.User(view: view, scope: try appInScope(request, context)))
     }
 
-    /// The app a read is about (docs/http-api.md): the `bundle_id` parameter, else the only app
-    /// served; nil when several are served and none is named.
-    private func appInScope(_ request: Request) throws -> String? {
+    /// The app a read is about (docs/http-api.md): a limited token's, else the `bundle_id`
+    /// parameter, else the only app served; nil when several are served and none is named.
+    private func appInScope(_ request: Request, _ context: LedgerRequestContext) throws -> String? {
         let apps = service.configuration.apps
-        guard let named = try servedApp(named: request.uri.queryParameters.get("bundle_id")) else {
+        guard let named = try servedApp(named: try app(for: context, named: request.uri.queryParameters.get("bundle_id"))) else {
             return apps.isSeveral ? nil : apps.first.bundleId
         }
         return named
+    }
+
+    /// The app a call acts in or reads: a limited token's (naming another: 403
+    /// `app_not_allowed`), else `named` (nil: none named).
+    private func app(for context: LedgerRequestContext, named: String?) throws -> String? {
+        guard let limit = context.app else { return named }
+        if let named, named != limit {
+            throw APIError(.forbidden, "app_not_allowed", "this token is limited to \(limit), not \(named)")
+        }
+        return limit
     }
 
     /// `named` when it is an app this ledger serves (400 `invalid_request` otherwise); nil for nil.
@@ -252,18 +271,19 @@ struct LedgerRoutes: Sendable {
     }
 
     private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.app, .finance], request, context)
+        let context = try authenticator.require([.app, .finance], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
-        guard let view = try await reads(for: request).subscription(id) else {
+        // Another app's, to a token limited to one, is as if it did not exist.
+        guard let view = try await reads(for: request).subscription(id), context.app.map({ $0 == view.bundleId }) ?? true else {
             throw APIError(.notFound, "not_found", "the ledger holds no subscription \(id)")
         }
         return try JSONResponse.make(APIAnswers.Subscription(view: view))
     }
 
     private func ownership(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.app, .finance], request, context)
+        let context = try authenticator.require([.app, .finance], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
-        guard let view = try await reads(for: request).ownership(id) else {
+        guard let view = try await reads(for: request).ownership(id), context.app.map({ $0 == view.bundleId }) ?? true else {
             throw APIError(.notFound, "not_found", "the ledger holds no purchase \(id)")
         }
         return try JSONResponse.make(APIAnswers.Ownership(view: view))
@@ -330,7 +350,7 @@ struct LedgerRoutes: Sendable {
     }
 
     private func revenue(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.finance], request, context)
+        let context = try authenticator.require([.finance], request, context, perApp: true)
         let parameters = request.uri.queryParameters
         func value(_ name: String) -> String? { parameters.get(name) }
         guard let from = value("from"), let to = value("to") else {
@@ -340,7 +360,7 @@ struct LedgerRoutes: Sendable {
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
             throw APIError.invalidRequest("group_by is \(RevenueQuery.Grouping.listed), not \(groupText)")
         }
-        let app = try servedApp(named: value("bundle_id"))
+        let app = try servedApp(named: try self.app(for: context, named: value("bundle_id")))
         let query: RevenueQuery
         do {
             query = try RevenueQuery(

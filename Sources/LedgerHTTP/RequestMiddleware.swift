@@ -95,8 +95,11 @@ struct Authenticator: Sendable {
     let tokens: APITokens
 
     /// The context, authenticated with one of `scopes`: 401 without a valid token, 403 when
-    /// the token's scope is not allowed here.
-    func require(_ scopes: Set<APIScope>, _ request: Request, _ context: LedgerRequestContext) throws -> LedgerRequestContext {
+    /// the token's scope is not allowed here. A token limited to one app may call only the
+    /// routes that keep to that app (`perApp`; docs/http-api.md): 403 `app_not_allowed` elsewhere.
+    func require(
+        _ scopes: Set<APIScope>, _ request: Request, _ context: LedgerRequestContext, perApp: Bool = false
+    ) throws -> LedgerRequestContext {
         // The scheme name is case-insensitive (RFC 9110 §11.1).
         guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ",
               let entry = tokens.authenticate(String(header.dropFirst("Bearer ".count)))
@@ -106,9 +109,13 @@ struct Authenticator: Sendable {
         guard scopes.contains(entry.scope) else {
             throw APIError(.forbidden, "forbidden", "this token's scope (\(entry.scope.rawValue)) may not call this route")
         }
+        if let app = entry.bundleId, !perApp {
+            throw APIError(.forbidden, "app_not_allowed", "this token is limited to \(app), and this route is not kept to one app yet")
+        }
         var context = context
         context.scope = entry.scope
         context.actor = entry.name
+        context.app = entry.bundleId
         return context
     }
 }

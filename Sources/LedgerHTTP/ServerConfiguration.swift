@@ -95,6 +95,11 @@ public struct ServerConfiguration: Sendable {
             host: host, port: port, conninfo: conninfo, tokens: try APITokens(parsing: environment["LEDGER_API_TOKENS"] ?? ""),
             ledger: ledger, verifyReceipt: VerifyReceiptConfiguration(environment: environment, sharedSecret: ledger.sharedSecret),
             rootCertificates: roots, clock: clock, machineClock: clock)
+        if let app = tokens.limitedApps.subtracting(ledger.apps.bundleIds).sorted().first {
+            throw LedgerServiceError(
+                .invalidConfiguration,
+                "LEDGER_API_TOKENS: a token is limited to app \(app), which this ledger does not serve (\(ledger.apps.bundleIds.joined(separator: ", ")))")
+        }
         consoleInsecureCookies = environment["LEDGER_CONSOLE_INSECURE_COOKIES"] == "1"
         readConninfo = environment["DATABASE_READ_URL"].flatMap { $0.isEmpty ? nil : $0 }
         do {

@@ -143,7 +143,7 @@ public struct LedgerApps: Sendable, Hashable {
     }
 
     /// Apple's bundle ids: letters, digits, hyphens and periods.
-    static func isBundleId(_ text: String) -> Bool {
+    public static func isBundleId(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 155
             && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-") }
     }

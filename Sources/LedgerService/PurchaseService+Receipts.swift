@@ -12,13 +12,15 @@ extension PurchaseService {
     ///
     /// The receipt is durable before Apple is asked; if Apple cannot answer, the submission
     /// stays pending (the worker retries it) and the client hears `pending`.
+    ///
+    /// `appLimit`: the app the calling token is limited to; a receipt of another app is refused.
     public func submitReceipt(
-        userId: String, receiptData: String, transactionId: String?, orderId: String?, idempotencyKey: IdempotencyKey? = nil,
-        metadata: RequestMetadata
+        userId: String, receiptData: String, transactionId: String?, orderId: String?, appLimit: String? = nil,
+        idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         try await mappingDatabaseErrors {
             let submission = Submission(
-                submissionId: UUID().uuidString.lowercased(), userId: userId, orderId: orderId, transactionId: transactionId)
+                submissionId: UUID().uuidString.lowercased(), userId: userId, orderId: orderId, transactionId: transactionId, bundleId: appLimit)
             if let earlier = try await record(
                 submission, kind: .receipt, document: Array(receiptData.utf8), documentKind: "receipt", idempotencyKey: idempotencyKey,
                 metadata: metadata) {
@@ -31,7 +33,8 @@ extension PurchaseService {
     /// `POST /v1/transactions`: a StoreKit 2 signed transaction, verified here (signature and
     /// `x5c` chain) without asking Apple, then decided by the same rules as a receipt.
     public func submitSignedTransaction(
-        userId: String, signedTransaction: String, orderId: String?, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
+        userId: String, signedTransaction: String, orderId: String?, appLimit: String? = nil, idempotencyKey: IdempotencyKey? = nil,
+        metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         try await mappingDatabaseErrors {
             let document = Array(signedTransaction.utf8)
@@ -41,7 +44,7 @@ extension PurchaseService {
                 verified = try await signedData.verifyTransaction(signedTransaction)
             } catch {
                 // A forged or foreign JWS is recorded too: a dispute may need to show it was refused.
-                let submission = Submission(submissionId: submissionId, userId: userId, orderId: orderId)
+                let submission = Submission(submissionId: submissionId, userId: userId, orderId: orderId, bundleId: appLimit)
                 if let earlier = try await record(
                     submission, kind: .signedTransaction, document: document, documentKind: "signed_transaction",
                     idempotencyKey: idempotencyKey, metadata: metadata) {
@@ -50,7 +53,7 @@ extension PurchaseService {
                 return try await rejectSigned(submission, because: error, metadata: metadata)
             }
             let submission = Submission(
-                submissionId: submissionId, userId: userId, orderId: orderId, transactionId: verified.payload.transactionId ?? "")
+                submissionId: submissionId, userId: userId, orderId: orderId, transactionId: verified.payload.transactionId ?? "", bundleId: appLimit)
             if let earlier = try await record(
                 submission, kind: .signedTransaction, document: document, documentKind: "signed_transaction",
                 idempotencyKey: idempotencyKey, metadata: metadata) {
@@ -91,15 +94,18 @@ extension PurchaseService {
         let proof = DocumentStore.insert(document, kind: documentKind)
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: submission.userId, orderId: submission.orderId,
-            transactionId: submission.transactionId, kind: kind, documentSha256: proof.name, submittedAtMs: clock())
+            transactionId: submission.transactionId, kind: kind, documentSha256: proof.name, submittedAtMs: clock(),
+            bundleId: submission.bundleId)
         // `.some(nil)`: recorded now; `.some(answer)`: the first request's answer.
         let first: SubmissionOutcome?? = try await once(
             key: idempotencyKey?.stored, naming: "Idempotency-Key \(idempotencyKey?.text ?? "")",
             earlier: { event -> SubmissionOutcome?? in
                 guard case .receiptSubmitted(let first) = event, first.userId == submitted.userId, first.orderId == submitted.orderId,
-                      first.documentSha256 == submitted.documentSha256, first.kind == submitted.kind,
+                      first.documentSha256 == submitted.documentSha256, first.kind == submitted.kind, first.bundleId == submitted.bundleId,
                       kind == .signedTransaction || first.transactionId == submitted.transactionId else { return nil }
-                let original = Submission(submissionId: first.submissionId, userId: first.userId, orderId: first.orderId, transactionId: first.transactionId)
+                let original = Submission(
+                    submissionId: first.submissionId, userId: first.userId, orderId: first.orderId, transactionId: first.transactionId,
+                    bundleId: first.bundleId)
                 if let settled = try await settledOutcome(of: original, after: 1) { return .some(settled) }
                 return .some(try await decideAbandoned(first, original: original, metadata: metadata))
             }

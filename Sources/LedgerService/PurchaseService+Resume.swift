@@ -20,7 +20,8 @@ extension PurchaseService {
             return nil
         }
         let proof = String(decoding: document, as: UTF8.self)
-        let submission = Submission(submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId)
+        let submission = Submission(
+            submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId, bundleId: submitted.bundleId)
         switch submitted.kind {
         case .receipt, .imported:
             return try await verify(submission, receiptData: proof, attempt: attempt, submissionVersion: version, metadata: metadata)

@@ -60,24 +60,28 @@ public final class PurchaseService: Sendable {
 
     /// Records a new order for `productId`; the app passes its `appAccountToken` to StoreKit.
     /// With an `idempotencyKey` (the client's `Idempotency-Key`), the same key again answers the
-    /// order it created first, and with another user, product or quantity is refused
+    /// order it created first, and with another user, product, quantity or app is refused
     /// (`idempotency_conflict`): a client retrying after a time-out never creates two orders.
+    /// `bundleId` names the app (`app(named:)`); its catalog must sell `productId`.
     public func createOrder(
-        userId: String, productId: String, quantity: Int64, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
+        userId: String, productId: String, quantity: Int64, bundleId: String? = nil, idempotencyKey: IdempotencyKey? = nil,
+        metadata: RequestMetadata
     ) async throws -> OrderCreated {
-        try await mappingDatabaseErrors {
+        let app = try app(named: bundleId)
+        return try await mappingDatabaseErrors {
             try await once(key: idempotencyKey?.stored, naming: "Idempotency-Key \(idempotencyKey?.text ?? "")", earlier: { event in
-                guard case .orderCreated(let order) = event, order.userId == userId, order.productId == productId, order.quantity == quantity
+                guard case .orderCreated(let order) = event, order.userId == userId, order.productId == productId, order.quantity == quantity,
+                      (order.bundleId ?? app) == app
                 else { return nil }
                 return order
             }) {
-                let catalog = try await reads.catalog(of: configuration.bundleId)
+                let catalog = try await reads.catalog(of: app)
                 guard catalog[productId] != nil else {
-                    throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog")
+                    throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog of \(app)")
                 }
                 let order = OrderCreated(
                     orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
-                    appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock(), bundleId: configuration.bundleId)
+                    appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock(), bundleId: app)
                 try await log.append(
                     [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
                     metadata: metadata, idempotencyKey: idempotencyKey?.stored)
@@ -105,7 +109,7 @@ public final class PurchaseService: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let context = try await loadContext(evidence: evidence, userId: submission.userId, orderId: submission.orderId)
+            let context = try await loadContext(evidence: evidence, userId: submission.userId, orderId: submission.orderId, app: submission.bundleId)
             let decision = decider(submission, evidence, context)
             do {
                 try await log.append(
@@ -126,9 +130,10 @@ public final class PurchaseService: Sendable {
         }
     }
 
-    func loadContext(evidence: Evidence, userId: String?, orderId: String?) async throws -> PurchaseContext {
+    /// `app`: the app the decision must be for (a limited token's); nil: the one the evidence names.
+    func loadContext(evidence: Evidence, userId: String?, orderId: String?, app limit: String? = nil) async throws -> PurchaseContext {
         try await reads.context(
-            for: evidence, userId: userId, orderId: orderId, bundleId: app(of: evidence),
+            for: evidence, userId: userId, orderId: orderId, bundleId: limit ?? app(of: evidence),
             transferPolicy: configuration.transferPolicy)
     }
 

@@ -97,9 +97,12 @@ package struct ContextLoader {
             default: break
             }
         }
-        if userId != nil { context.openOrders = try orders(openOrders.sorted { $0.position < $1.position }.map(\.row)) }
-        for order in try orders(tokenOrders) { context.ordersByToken[order.appAccountToken] = order }
-        if namedOrderId != nil { context.namedOrder = try orders(namedOrders).first }
+        // Orders of another app are never this decision's (one recorded before several apps
+        // names none, and is the legacy app's: the only app of its day).
+        func ofThisApp(_ order: OrderCreated) -> Bool { order.bundleId == nil || order.bundleId == bundleId }
+        if userId != nil { context.openOrders = try orders(openOrders.sorted { $0.position < $1.position }.map(\.row)).filter(ofThisApp) }
+        for order in try orders(tokenOrders) where ofThisApp(order) { context.ordersByToken[order.appAccountToken] = order }
+        if namedOrderId != nil { context.namedOrder = try orders(namedOrders).first(where: ofThisApp) }
         if redeemsOffer {
             context.offerSignatures = try signatures.sorted { $0.position < $1.position }.compactMap {
                 guard case .offerSignatureIssued(let issued) = try LedgerEvent(

@@ -13,10 +13,13 @@ import Primitives
 public struct LedgerReads: Sendable {
     let pool: ConnectionPool
     public let catalogs: CatalogStore
+    /// The log's legacy app, once read.
+    public let legacy: LegacyAppName
 
-    public init(pool: ConnectionPool, catalogs: CatalogStore = CatalogStore()) {
+    public init(pool: ConnectionPool, catalogs: CatalogStore = CatalogStore(), legacy: LegacyAppName = LegacyAppName()) {
         self.pool = pool
         self.catalogs = catalogs
+        self.legacy = legacy
     }
 
     // MARK: - Deciding
@@ -160,12 +163,14 @@ public struct LedgerReads: Sendable {
 
     // MARK: - Wallets and consent
 
-    /// A user's balance of `unit` as the log holds it, and the version of the user's wallet
-    /// stream, read in one statement so they agree: a spend appends at that version.
-    public func wallet(userId: String, unit: String) async throws -> (wallet: Wallet, version: Int64) {
-        let stream = Streams.wallet(userId: userId, unit: unit)
+    /// A user's balance of `unit` in the app of `streams` as the log holds it, and the version
+    /// of the user's wallet stream there, read in one statement so they agree: a spend appends
+    /// at that version.
+    public func wallet(userId: String, unit: String, in streams: AppStreams) async throws -> (wallet: Wallet, version: Int64) {
+        let stream = streams.wallet(userId: userId, unit: unit)
+        let legacy = try await legacyApp()
         return try await pool.withConnection { connection in
-            var wallet = Wallet(userId: userId, unit: unit)
+            var wallet = Wallet(userId: userId, unit: unit, bundleId: streams.bundleId, legacyApp: legacy)
             var version: Int64 = 0
             // The reversals of the user's refunds too (the second event of each refund's stream),
             // found through the refunds so both look-ups stay on their indexes.
@@ -186,11 +191,12 @@ public struct LedgerReads: Sendable {
         }
     }
 
-    /// The user's latest word on sending consumption data to Apple, or nil if never asked.
-    public func consent(userId: String) async throws -> ConsumptionConsentRecorded? {
+    /// The user's latest word in the app of `streams` on sending consumption data to Apple, or
+    /// nil if never asked.
+    public func consent(userId: String, in streams: AppStreams) async throws -> ConsumptionConsentRecorded? {
         try await pool.withConnection { connection in
             guard let row = try connection.query("""
-                SELECT payload FROM events WHERE stream_id = \(Streams.consent(userId: userId)) ORDER BY stream_version DESC LIMIT 1
+                SELECT payload FROM events WHERE stream_id = \(streams.consent(userId: userId)) ORDER BY stream_version DESC LIMIT 1
                 """).first else { return nil }
             return try LedgerJSON.decoder.decode(ConsumptionConsentRecorded.self, from: Data(row.decode(0, as: JSONB.self).bytes))
         }

@@ -18,8 +18,17 @@ public enum LegacyApp {
 }
 
 extension LedgerReads {
-    /// `LegacyApp.read`, on a pooled connection.
+    /// `LegacyApp.read`, on a pooled connection, kept once known.
     public func legacyApp() async throws -> String? {
-        try await pool.withConnection { try LegacyApp.read(on: $0) }
+        let legacy = legacy
+        if let known = legacy.cached { return known }
+        return try await pool.withConnection { try legacy.read(on: $0) }
+    }
+}
+
+extension LedgerReads {
+    /// The streams and keys of `bundleId` (`AppStreams`), as the log names its legacy app.
+    public func streams(of bundleId: String) async throws -> AppStreams {
+        AppStreams(bundleId: bundleId, legacyApp: try await legacyApp())
     }
 }

@@ -57,9 +57,12 @@ public final class ConsumptionAnswerer: Sendable {
         var wallet: Wallet?
         var consent: ConsumptionConsentRecorded?
         if let record {
-            consent = try await service.reads.consent(userId: record.userId)
+            // The consent and the coins of the purchase's own app.
+            let app = record.bundleId(legacyApp: try await service.reads.legacyApp()) ?? service.configuration.bundleId
+            let streams = try await service.reads.streams(of: app)
+            consent = try await service.reads.consent(userId: record.userId, in: streams)
             if case .delivered(let delivery) = record, let unit = delivery.grants.keys.sorted().first {
-                wallet = try await service.reads.wallet(userId: record.userId, unit: unit).wallet
+                wallet = try await service.reads.wallet(userId: record.userId, unit: unit, in: streams).wallet
             }
         }
         let configuration = service.configuration

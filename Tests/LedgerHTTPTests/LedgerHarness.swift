@@ -70,7 +70,7 @@ struct LedgerHarness: Sendable {
         askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
         webhooks: [WebhookEndpoint] = [], webhookSecret: String = LedgerHarness.webhookSecret,
         webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(), finishTransactions: Bool = false,
-        digests: DigestPublisher.Settings? = nil, apps: LedgerApps? = nil,
+        digests: DigestPublisher.Settings? = nil, apps: LedgerApps? = nil, extraTokens: String = "",
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -84,7 +84,7 @@ struct LedgerHarness: Sendable {
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
             pricePointInterval: pricePointInterval, taxChanges: taxChanges, webhooks: webhooks, webhookSecret: webhookSecret,
-            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests, apps: apps)
+            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests, apps: apps, extraTokens: extraTokens)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -154,6 +154,8 @@ struct LedgerHarness: Sendable {
         /// `LEDGER_DIGEST_INTERVAL`/`LEDGER_DIGEST_FILE`; nil: no digests published.
         var digests: DigestPublisher.Settings? = nil
         var apps: LedgerApps? = nil
+        /// More `LEDGER_API_TOKENS` items (tokens limited to an app), after the three above.
+        var extraTokens = ""
     }
 
     /// The tests' `LEDGER_WEBHOOK_SECRET`: 32 bytes.
@@ -185,7 +187,7 @@ struct LedgerHarness: Sendable {
         let verifyURL = settings.verifyReceiptURL
         let simulator = apple.simulator
         var configuration = ServerConfiguration(
-            host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance,\(supportToken):support"),
+            host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(appToken):app,\(financeToken):finance,\(supportToken):support,\(settings.extraTokens)"),
             ledger: LedgerConfiguration(
                 bundleId: bundleId, sharedSecret: settings.sharedSecret, transferPolicy: settings.policy, retry: settings.retry,
                 readYourWritesTimeout: settings.readYourWritesTimeout),

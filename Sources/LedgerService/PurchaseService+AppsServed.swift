@@ -1,4 +1,5 @@
 import Ledger
+import LedgerStore
 
 extension PurchaseService {
     /// The app a decision about `evidence` is made for: the one Apple's evidence names when this
@@ -22,5 +23,25 @@ extension PurchaseService {
         let first = configuration.apps.first.sharedSecret
         var seen: Set<String> = first.map { [$0] } ?? []
         return configuration.apps.apps.dropFirst().compactMap(\.sharedSecret).filter { !$0.isEmpty && seen.insert($0).inserted }
+    }
+}
+
+extension PurchaseService {
+    /// The app a command (an order, a spend, a consent) acts in: `named` when this ledger serves
+    /// it, else the only app served. With several apps served, one must be named.
+    public func app(named: String?) throws(LedgerServiceError) -> String {
+        let apps = configuration.apps
+        if let named {
+            guard apps.app(named) != nil else {
+                throw LedgerServiceError(
+                    .invalidRequest, "bundle_id \(named) is not an app this ledger serves (\(apps.bundleIds.joined(separator: ", ")))")
+            }
+            return named
+        }
+        guard !apps.isSeveral else {
+            throw LedgerServiceError(
+                .invalidRequest, "bundle_id is required: this ledger serves several apps (\(apps.bundleIds.joined(separator: ", ")))")
+        }
+        return apps.first.bundleId
     }
 }

@@ -1,0 +1,128 @@
+import EventStore
+import Foundation
+import Ledger
+import LedgerService
+import LedgerStore
+import TestSupport
+import Testing
+
+/// Orders, spends and consents name their app when a ledger serves several, and a token limited
+/// to one app (`token:app@BUNDLE_ID`) acts on and reads that app alone (docs/several-apps.md).
+@Suite struct SeveralAppsCommandsTests {
+    static let other = "com.acme.puzzle"
+    static let apps: LedgerApps = {
+        do {
+            return try LedgerApps([AppSettings(bundleId: LedgerHarness.bundleId), AppSettings(bundleId: other)])
+        } catch {
+            preconditionFailure("two distinct apps: \(error)")
+        }
+    }()
+    static let thisAppToken = "this-app-only-0123456789"
+    static let otherAppToken = "other-app-only-0123456789"
+    static let otherFinanceToken = "other-finance-0123456789"
+    static var tokens: String {
+        "\(thisAppToken):app@\(LedgerHarness.bundleId),\(otherAppToken):app@\(other),\(otherFinanceToken):finance@\(other)"
+    }
+
+    static func with(_ body: (LedgerHarness) async throws -> Void) async throws {
+        try await LedgerHarness.with(apps: apps, extraTokens: tokens) { ledger in
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            // The harness loads its catalog for the first app; the other sells the same product ids.
+            _ = try await CatalogStore().load(Data(LedgerHarness.catalog.utf8), bundleId: other, into: log, metadata: RequestMetadata(actor: "test"))
+            try await log.append(
+                AppsReadModelTests.purchases(of: "alice", app: LedgerHarness.bundleId, prefix: "game", coins: 100)
+                    + AppsReadModelTests.purchases(of: "alice", app: other, prefix: "puzzle", coins: 300),
+                metadata: RequestMetadata(actor: "test"))
+            try await body(ledger)
+        }
+    }
+
+    @Test("with several apps, an order names its app: none named is refused, an app not served too, each app's catalog decides")
+    func ordersNameTheirApp() async throws {
+        try await Self.with { ledger in
+            let unnamed = try await ledger.post("/v1/orders", ["user_id": "alice", "product_id": "com.example.coins100"])
+            #expect(unnamed.status == 400)
+            #expect(unnamed.errorCode == "invalid_request")
+            let unserved = try await ledger.post("/v1/orders", ["user_id": "alice", "product_id": "com.example.coins100", "bundle_id": "com.acme.x"])
+            #expect(unserved.status == 400)
+            let named = try await ledger.post("/v1/orders", ["user_id": "alice", "product_id": "com.example.coins100", "bundle_id": Self.other])
+            #expect(named.status == 201, "\(named.json)")
+            #expect(named.json["bundle_id"] as? String == Self.other)
+            // A limited token needs no bundle_id, and may not name another app.
+            let limited = try await ledger.post("/v1/orders", ["user_id": "alice", "product_id": "com.example.coins100"], token: Self.thisAppToken)
+            #expect(limited.json["bundle_id"] as? String == LedgerHarness.bundleId)
+            let across = try await ledger.post(
+                "/v1/orders", ["user_id": "alice", "product_id": "com.example.coins100", "bundle_id": Self.other], token: Self.thisAppToken)
+            #expect(across.status == 403)
+            #expect(across.errorCode == "app_not_allowed")
+        }
+    }
+
+    @Test("spends come out of their app's coins only, from that app's wallet, and one spend_id may be used in each app")
+    func spendsPerApp() async throws {
+        try await Self.with { ledger in
+            let inOther = try await ledger.post(
+                "/v1/users/alice/spend", ["unit": "coins", "amount": 250, "spend_id": "s-1", "bundle_id": Self.other])
+            #expect(inOther.status == 200, "\(inOther.json)")
+            #expect(inOther.json["balance"] as? Int == 50)
+            // The same spend_id in this app is another spend; 250 is more than this app's 100.
+            let tooMuch = try await ledger.post("/v1/users/alice/spend", ["unit": "coins", "amount": 250, "spend_id": "s-1"], token: Self.thisAppToken)
+            #expect(tooMuch.status == 409)
+            #expect(tooMuch.errorCode == "insufficient_balance")
+            let inThis = try await ledger.post("/v1/users/alice/spend", ["unit": "coins", "amount": 60, "spend_id": "s-1"], token: Self.thisAppToken)
+            #expect(inThis.status == 200, "\(inThis.json)")
+            #expect(inThis.json["balance"] as? Int == 40)
+            let streams = try await ledger.pool.withConnection { connection in
+                try connection.query("SELECT stream_id FROM events WHERE event_type = 'BalanceSpent' ORDER BY position").map { try $0.decode(0, as: String.self) }
+            }
+            // The first app of a log begun with several keeps the names spends always had.
+            #expect(streams == ["wallet \(Self.other) 5:coins:alice", "wallet-5:coins:alice"])
+            let user = try await ledger.get("/v1/users/alice")
+            var coins: [String: Int] = [:]
+            for app in user.json["apps"] as? [[String: any Sendable]] ?? [] {
+                coins[app["bundle_id"] as? String ?? "?"] = (app["balances"] as? [String: any Sendable])?["coins"] as? Int
+            }
+            #expect(coins == [LedgerHarness.bundleId: 40, Self.other: 50])
+        }
+    }
+
+    @Test("a token limited to one app sees that app alone: the other's balances are left out and its purchases answer 404")
+    func limitedTokenReadsItsAppAlone() async throws {
+        try await Self.with { ledger in
+            let user = try await ledger.get("/v1/users/alice", token: Self.thisAppToken)
+            #expect((user.json["balances"] as? [String: any Sendable])?["coins"] as? Int == 100)
+            #expect((user.json["apps"] as? [[String: any Sendable]] ?? []).map { $0["bundle_id"] as? String } == [LedgerHarness.bundleId])
+            let acrossRead = try await ledger.get("/v1/users/alice?bundle_id=\(Self.other)", token: Self.thisAppToken)
+            #expect(acrossRead.errorCode == "app_not_allowed")
+            #expect(try await ledger.get("/v1/ownership/puzzle-removeads", token: Self.thisAppToken).status == 404)
+            #expect(try await ledger.get("/v1/ownership/game-removeads", token: Self.thisAppToken).status == 200)
+            #expect(try await ledger.get("/v1/ownership/puzzle-removeads").status == 200, "an unlimited token sees both")
+            // A route not yet kept to one app refuses a limited token.
+            let timeline = try await ledger.get("/v1/timelines/users/alice", token: Self.otherFinanceToken)
+            #expect(timeline.status == 403)
+            #expect(timeline.errorCode == "app_not_allowed")
+            // Finance limited to the other app reads that app's revenue only.
+            let revenue = try await ledger.get("/v1/reports/revenue?from=2023-11-01&to=2023-11-30&group_by=app", token: Self.otherFinanceToken)
+            #expect((revenue.json["rows"] as? [[String: any Sendable]] ?? []).map { $0["bundle_id"] as? String } == [Self.other])
+        }
+    }
+
+    @Test("a receipt of one app submitted with a token limited to another is refused and delivers nothing")
+    func limitedTokenRefusesAnotherAppsReceipt() async throws {
+        try await LedgerHarness.with(apps: Self.apps, extraTokens: Self.tokens) { ledger in
+            let purchase = try await ledger.simulator.purchase(appleId: "apple-fa", productId: "com.example.coins100", environment: .production)
+            let refused = try await ledger.post(
+                "/v1/receipts", ["user_id": "fa", "receipt_data": purchase.receiptData], token: Self.otherAppToken)
+            #expect(refused.status == 422, "\(refused.json)")
+            #expect(refused.errorCode == "bundle_id_mismatch")
+            let signed = try await ledger.post(
+                "/v1/transactions", ["user_id": "fa", "signed_transaction": purchase.signedTransaction], token: Self.otherAppToken)
+            #expect(signed.errorCode == "bundle_id_mismatch", "\(signed.json)")
+            #expect(try await ledger.count(PurchaseDelivered.eventType) == 0)
+            // The same receipt with this app's token is delivered.
+            let delivered = try await ledger.post(
+                "/v1/receipts", ["user_id": "fa", "receipt_data": purchase.receiptData], token: Self.thisAppToken)
+            #expect(delivered.status == 200, "\(delivered.json)")
+        }
+    }
+}
