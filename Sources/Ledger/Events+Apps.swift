@@ -51,3 +51,46 @@ extension LedgerEvent {
         }
     }
 }
+
+extension LedgerEvent {
+    /// The app the event names; nil for events that name none, or were recorded before they did.
+    public var bundleId: String? {
+        switch self {
+        case .orderCreated(let e): e.bundleId
+        case .purchaseDelivered(let e): e.bundleId
+        case .subscriptionRenewalSeen(let e): e.bundleId
+        case .purchaseUnclaimed(let e): e.bundleId
+        case .ownershipClaimed(let e): e.bundleId
+        case .ownershipTransferred(let e): e.bundleId
+        case .purchaseRefunded(let e): e.bundleId
+        case .refundReversed(let e): e.refund.bundleId
+        case .balanceSpent(let e): e.bundleId
+        case .consumptionConsentRecorded(let e): e.bundleId
+        case .catalogLoaded(let e): e.bundleId
+        case .appleNotificationReceived(let e): e.bundleId
+        default: nil
+        }
+    }
+
+    /// The event with `app` filled in where it was recorded before events named their app
+    /// (`recordedWithoutApp`): how the projection runner reads such events, once the log has
+    /// named its legacy app. Every other event is returned as it is.
+    public func withApp(_ app: String) -> LedgerEvent {
+        guard recordedWithoutApp else { return self }
+        switch self {
+        case .orderCreated(var e): e.bundleId = app; return .orderCreated(e)
+        case .purchaseDelivered(var e): e.bundleId = app; return .purchaseDelivered(e)
+        case .subscriptionRenewalSeen(var e): e.bundleId = app; return .subscriptionRenewalSeen(e)
+        case .purchaseUnclaimed(var e): e.bundleId = app; return .purchaseUnclaimed(e)
+        case .ownershipClaimed(var e): e.bundleId = app; return .ownershipClaimed(e)
+        case .ownershipTransferred(var e): e.bundleId = app; return .ownershipTransferred(e)
+        case .purchaseRefunded(var e): e.bundleId = app; return .purchaseRefunded(e)
+        case .refundReversed(var e): e.refund.bundleId = app; return .refundReversed(e)
+        case .balanceSpent(var e): e.bundleId = app; return .balanceSpent(e)
+        case .consumptionConsentRecorded(var e): e.bundleId = app; return .consumptionConsentRecorded(e)
+        case .catalogLoaded(var e): e.bundleId = app; return .catalogLoaded(e)
+        case .appleNotificationReceived(var e): e.bundleId = app; return .appleNotificationReceived(e)
+        default: return self
+        }
+    }
+}

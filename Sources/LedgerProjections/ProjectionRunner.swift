@@ -546,10 +546,16 @@ public final class ProjectionRunner: Sendable {
     ) throws -> (statements: [SQL], copies: [ProjectionBatch.CopyRows]) {
         var statements: [SQL] = []
         var copies: [ProjectionBatch.CopyRows] = []
-        // Read only for a page that needs it: a log begun by this release holds no such event.
+        // Events recorded before they named their app are read as the legacy app's, which the
+        // log names (read only for a page that holds one: a log begun by this release has none).
         // A log that records no apps yet writes them under "" (never served by this release;
-        // `ProjectionReplay` refuses to rebuild it).
-        let legacyApp = page.contains { $0.event.recordedWithoutApp } ? try LegacyApp.read(on: connection) ?? "" : ""
+        // `replay` refuses to rebuild it).
+        var page = page
+        var legacyApp = ""
+        if page.contains(where: { $0.event.recordedWithoutApp }), let legacy = try LegacyApp.read(on: connection) {
+            legacyApp = legacy
+            page = page.map { (place: $0.place, event: $0.event.withApp(legacy)) }
+        }
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
             var batch = ProjectionBatch(legacyApp: legacyApp)

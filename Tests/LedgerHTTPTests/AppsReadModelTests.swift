@@ -72,6 +72,12 @@ import Testing
                         """).map { try $0.decode(0) }
                 }
                 #expect(stored == [String?](repeating: LedgerHarness.bundleId, count: 4))
+                // Webhook bodies name it too: the runner reads such events as the legacy app's.
+                let bodies: [String] = try await ledger.pool.withConnection { connection in
+                    try connection.query("SELECT body FROM projection_webhook_events ORDER BY position, sequence").map { try $0.decode(0) }
+                }
+                #expect(!bodies.isEmpty)
+                #expect(bodies.allSatisfy { $0.contains("\"bundle_id\":\"\(LedgerHarness.bundleId)\"") }, "\(bodies)")
 
                 // A row the previous release wrote has no app: it reads as the legacy app too.
                 try await ledger.pool.withConnection { connection in

@@ -298,6 +298,38 @@ struct WebhookFoldTests {
         #expect(messages.compactMap(Self.balanceLine) == ["coins 100 100", "gems 5 5", "coins 100 100"])
     }
 
+    @Test("two apps: each message names its app, each app's coins run on their own, a subscription's later messages name the app it was sold in")
+    func messagesPerApp() {
+        // Given Alice's coins bought in two apps, a refund in one, and a subscription in the second
+        var game = Given.delivered("G1", Given.coins, to: Given.alice)
+        game.bundleId = "com.acme.game"
+        var puzzle = Given.delivered("P1", Given.coins, to: Given.alice)
+        puzzle.bundleId = "com.acme.puzzle"
+        var refund = Self.refund("P1")
+        refund.bundleId = "com.acme.puzzle"
+        guard case .purchaseDelivered(var subscription) = Self.subscribed() else { return }
+        subscription.bundleId = "com.acme.puzzle"
+        // When
+        let messages = Self.fold([
+            .purchaseDelivered(game), .purchaseDelivered(puzzle), .purchaseRefunded(refund), .purchaseDelivered(subscription),
+            Self.observed(onDay: 31, autoRenew: false),
+        ])
+        // Then
+        func app(_ message: WebhookEvent) -> String {
+            if case .string(let app)? = message.fields["bundle_id"] { app } else { "none" }
+        }
+        #expect(messages.map { "\($0.type.rawValue) \(app($0))" } == [
+            "purchase.delivered com.acme.game", "balance.changed com.acme.game",
+            "purchase.delivered com.acme.puzzle", "balance.changed com.acme.puzzle",
+            "purchase.refunded com.acme.puzzle", "balance.changed com.acme.puzzle",
+            // Told from an observation, which names no app: the subscription's own.
+            "purchase.delivered com.acme.puzzle", "subscription.expired com.acme.puzzle",
+        ])
+        // The refund took the puzzle's coins back to 0; the game's stayed 100.
+        #expect(messages.compactMap(Self.balanceLine) == ["coins 100 100", "coins 100 100", "coins -100 0"])
+        #expect(WebhookFold.keys(for: .purchaseDelivered(game)) == ["b com.acme.game 5:coins:\(Given.alice)"])
+    }
+
     @Test("an owned product's refund is told without a balance change, even when it granted units")
     func ownedProductRefund() {
         // Given a non-consumable that granted 5 gems, refunded
@@ -565,7 +597,7 @@ struct WebhookFoldTests {
         ]
         for event in silent {
             // When it is folded onto a known balance
-            var states: [String: WebhookState] = [WebhookState.balanceKey(userId: Given.alice, unit: "coins"): .balance(70)]
+            var states: [String: WebhookState] = [WebhookState.balanceKey(bundleId: nil, userId: Given.alice, unit: "coins"): .balance(70)]
             let before = states
             let messages = WebhookFold.messages(for: event, at: EventPlace(position: 1, recordedAtMs: Self.t0), states: &states)
             // Then
@@ -597,11 +629,11 @@ struct WebhookFoldTests {
 
     @Test("the keys each event names")
     func keys() {
-        let coinsOfAlice = WebhookState.balanceKey(userId: Given.alice, unit: "coins")
+        let coinsOfAlice = WebhookState.balanceKey(bundleId: nil, userId: Given.alice, unit: "coins")
         #expect(coinsOfAlice == "b:5:coins:user-alice")
         #expect(WebhookState.subscriptionKey("S0") == "s:S0")
         // A unit and user never spell another pair's key.
-        #expect(WebhookState.balanceKey(userId: "b", unit: "a:c") != WebhookState.balanceKey(userId: "c:b", unit: "a"))
+        #expect(WebhookState.balanceKey(bundleId: nil, userId: "b", unit: "a:c") != WebhookState.balanceKey(bundleId: nil, userId: "c:b", unit: "a"))
         #expect(WebhookFold.keys(for: .purchaseDelivered(Given.delivered("C1", Given.coins, to: Given.alice))) == [coinsOfAlice])
         #expect(WebhookFold.keys(for: Self.subscribed()) == ["s:S0"])
         #expect(WebhookFold.keys(for: .purchaseDelivered(Given.delivered("T1", Given.removeAds, to: Given.alice))).isEmpty)
@@ -846,7 +878,7 @@ struct WebhookFoldTests {
         #expect(changes == messages.map(ProjectionChange.addWebhookEvent))
         #expect(changes.count == 2)
         #expect(projected == folded)
-        #expect(projected == [WebhookState.balanceKey(userId: Given.alice, unit: "coins"): .balance(100)])
+        #expect(projected == [WebhookState.balanceKey(bundleId: nil, userId: Given.alice, unit: "coins"): .balance(100)])
         #expect(projection.changes(for: event, at: place).isEmpty)
     }
 }

@@ -27,7 +27,8 @@ public struct WebhookEventsProjection: FoldingProjection {
     /// 2: an extended renewal date is told (`subscription.extended`).
     /// 3: so is one Apple tells by RENEWAL_EXTENDED (a mass extension).
     /// 4: bodies carry their ledger event's chain `hash`, ids its first 16 hex digits.
-    public let version: Int32 = 4
+    /// 5: bodies carry their app's `bundle_id`, and balances are kept per app.
+    public let version: Int32 = 5
     public let tables = ["projection_webhook_events", "projection_webhook_state"]
     public let stateTable = "projection_webhook_state"
 

@@ -10,9 +10,14 @@ public enum WebhookState: Sendable, Hashable {
     case balance(Int64)
     case subscription(WebhookSubscription)
 
-    /// The key of a user's balance of `unit` (the unit's length first, as `Streams.wallet`, so
-    /// no pair spells another's key).
-    public static func balanceKey(userId: String, unit: String) -> String { "b:\(unit.utf8.count):\(unit):\(userId)" }
+    /// The key of a user's balance of `unit` in the app `bundleId` (the unit's length first, as
+    /// `Streams.wallet`, so no pair spells another's key; the app before them, a space apart,
+    /// which neither a bundle id nor a user id holds). Nil: an event naming no app (the runner
+    /// fills in the log's legacy app; only a log that names none yet keeps it nil).
+    public static func balanceKey(bundleId: String?, userId: String, unit: String) -> String {
+        guard let bundleId else { return "b:\(unit.utf8.count):\(unit):\(userId)" }
+        return "b \(bundleId) \(unit.utf8.count):\(unit):\(userId)"
+    }
     public static func subscriptionKey(_ originalTransactionId: String) -> String { "s:" + originalTransactionId }
 }
 
@@ -31,6 +36,8 @@ public struct WebhookSubscription: Codable, Sendable, Hashable {
     /// Apple's RENEWAL_EXTENDED notification was recorded: the observation that follows it (its
     /// effects come after it in one append) is told as an extension if it moves the end.
     public var appleExtending: Bool?
+    /// The app it was sold in, from the first event that names one: every message of it says so.
+    public var bundleId: String?
 
     public init() {}
 }
@@ -43,17 +50,19 @@ public enum WebhookFold {
     public static func keys(for event: LedgerEvent) -> [String] {
         switch event {
         case .purchaseDelivered(let d):
-            let balances = d.grants.keys.map { WebhookState.balanceKey(userId: d.userId, unit: $0) }
+            let balances = d.grants.keys.map { WebhookState.balanceKey(bundleId: d.bundleId, userId: d.userId, unit: $0) }
             return d.kind == .autoRenewable ? balances + [WebhookState.subscriptionKey(d.originalTransactionId)] : balances
         case .purchaseRefunded(let r):
-            let balances = r.kind == .consumable ? r.unitsTakenBack.keys.map { WebhookState.balanceKey(userId: r.userId, unit: $0) } : []
+            let balances = r.kind == .consumable
+                ? r.unitsTakenBack.keys.map { WebhookState.balanceKey(bundleId: r.bundleId, userId: r.userId, unit: $0) } : []
             return r.kind == .autoRenewable ? [WebhookState.subscriptionKey(r.originalTransactionId)] : balances
         case .refundReversed(let v):
             let r = v.refund
-            let balances = r.kind == .consumable ? r.unitsTakenBack.keys.map { WebhookState.balanceKey(userId: r.userId, unit: $0) } : []
+            let balances = r.kind == .consumable
+                ? r.unitsTakenBack.keys.map { WebhookState.balanceKey(bundleId: r.bundleId, userId: r.userId, unit: $0) } : []
             return r.kind == .autoRenewable ? [WebhookState.subscriptionKey(r.originalTransactionId)] : balances
         case .balanceSpent(let s):
-            return [WebhookState.balanceKey(userId: s.userId, unit: s.unit)]
+            return [WebhookState.balanceKey(bundleId: s.bundleId, userId: s.userId, unit: s.unit)]
         case .subscriptionRenewalSeen(let r):
             return [WebhookState.subscriptionKey(r.originalTransactionId)]
         case .subscriptionObserved(let o):
@@ -73,7 +82,8 @@ public enum WebhookFold {
 
     /// The messages of `event`, in docs/webhooks.md's order of types, and the states it leaves.
     public static func messages(for event: LedgerEvent, at place: EventPlace, states: inout [String: WebhookState]) -> [WebhookEvent] {
-        var out = Messages(place: place)
+        // Every message names the app its event names; a subscription's, the app it was sold in.
+        var out = Messages(place: place, app: event.bundleId)
         switch event {
         case .purchaseDelivered(let d):
             out.add(.purchaseDelivered, user: d.userId, [
@@ -101,6 +111,7 @@ public enum WebhookFold {
             let before = subscription(key, states)
             let end = expiry(of: o.originalTransactionId, states)
             let after = observe(event, subscription: o.originalTransactionId, product: nil, owner: nil, at: place, states: &states)
+            out.app = after.told.bundleId
             if before.appleExtending == true {
                 // Apple extended it (a mass extension, or one asked elsewhere): told once, when the
                 // end moves; an extension the ledger asked for moved it already, so nothing more.
@@ -149,6 +160,7 @@ public enum WebhookFold {
             // ledger's request; whichever moved the end first told it.
             let before = expiry(of: e.originalTransactionId, states)
             let extended = observe(event, subscription: e.originalTransactionId, product: e.productId, owner: nil, at: place, states: &states)
+            out.app = extended.told.bundleId
             guard extended.extends(before) else { break }
             var fields = extended.fields(e.originalTransactionId)
             fields["days"] = .integer(e.days)
@@ -163,9 +175,13 @@ public enum WebhookFold {
     /// The messages of one ledger event, numbered as they are added.
     struct Messages {
         let place: EventPlace
+        /// The app its messages name (`bundle_id`); nil: none named.
+        var app: String?
         var events: [WebhookEvent] = []
 
         mutating func add(_ type: WebhookEventType, user: String?, _ fields: [String: JSONValue]) {
+            var fields = fields
+            if let app { fields["bundle_id"] = .string(app) }
             events.append(WebhookEvent(
                 position: place.position, hash: place.hash, sequence: Int32(events.count), type: type, userId: user,
                 recordedAtMs: place.recordedAtMs, fields: fields))
@@ -174,7 +190,7 @@ public enum WebhookFold {
 
     private static func changeBalances(_ units: [String: Int64], sign: Int64, user: String, out: inout Messages, states: inout [String: WebhookState]) {
         for (unit, amount) in units.sorted(by: { $0.key < $1.key }) where amount != 0 {
-            let key = WebhookState.balanceKey(userId: user, unit: unit)
+            let key = WebhookState.balanceKey(bundleId: out.app, userId: user, unit: unit)
             var balance: Int64 = 0
             if case .balance(let known) = states[key] { balance = known }
             balance += sign * amount
@@ -223,6 +239,7 @@ public enum WebhookFold {
         }
         if let product { sub.productId = product }
         if let owner { sub.userId = owner }
+        if sub.bundleId == nil { sub.bundleId = event.bundleId }
         // The status is the one at the observation: the ledger's time when it read Apple's
         // renewal state (the log's recorded time for events that carry none). The same instant
         // on every replay, and the ledger's clock, not the database's.
