@@ -52,10 +52,13 @@ struct ReconciliationPage: Sendable {
                 "compared": result.cellsCompared, "matching": result.cellsMatching, "differing": result.differences.count,
                 "agrees": result.agrees,
                 "proceeds": Self.proceedsTotals(result).map { ["currency": $0.currency, "apple": money($0.apple, $0.currency), "ledger": money($0.ledger, $0.currency)] },
-                "unknownProducts": result.unknownProducts,
+                "otherApps": result.otherApps.map { line in
+                    ["sku": line.sku, "appleIdentifier": line.appleIdentifier, "title": line.title, "units": line.units,
+                     "proceeds": line.proceedsMinor.map { money($0, line.currency) } ?? "–", "currency": line.currency] as [String: Any]
+                },
                 "differences": result.differences.map { d in
                     ["period": d.cell.periodStart == d.cell.periodEnd ? d.cell.periodStart : "\(d.cell.periodStart) – \(d.cell.periodEnd)",
-                     "productId": d.cell.productId, "currency": d.cell.currency, "price": money(d.cell.unitPriceMinor, d.cell.currency),
+                     "app": d.cell.bundleId, "productId": d.cell.productId, "currency": d.cell.currency, "price": money(d.cell.unitPriceMinor, d.cell.currency),
                      "type": d.cell.isReturn ? "return" : "sale", "apple": d.appleUnits, "ledger": d.ledgerUnits,
                      "country": d.cell.country.isEmpty ? "all" : d.cell.country,
                      "appleProceeds": d.appleProceedsMinor.map { money($0, d.proceedsCurrency) } ?? "–",

@@ -18,19 +18,26 @@ extension ReadModels {
         try await mappingDatabaseErrors {
             let reads = LedgerReads(pool: pool)
             guard let imported = try await reads.appStoreReport(sha256) else { return nil }
-            // Every app's products: a report covers the developer account's apps.
+            // A report covers the developer account's apps: each line is the app whose catalog
+            // names its SKU or Apple id, else whose catalog sells a product of that id (the first
+            // app by bundle id when two do); a line no app's catalog maps is another app's.
             let catalogs = try await reads.catalogs()
-            var bySku: [String: String] = [:], byAppleId: [String: String] = [:]
-            for product in catalogs.byApp.keys.sorted().flatMap({ catalogs.byApp[$0]?.products.values.map { $0 } ?? [] }) {
-                if let sku = product.sku { bySku[sku] = product.productId }
-                if let id = product.appleId { byAppleId[id] = product.productId }
+            typealias AppProduct = (bundleId: String, productId: String)
+            var bySku: [String: AppProduct] = [:], byAppleId: [String: AppProduct] = [:], byId: [String: AppProduct] = [:]
+            for app in catalogs.byApp.keys.sorted().reversed() {
+                for product in catalogs.byApp[app]?.products.values.map({ $0 }) ?? [] {
+                    let found = (bundleId: app, productId: product.productId)
+                    if let sku = product.sku { bySku[sku] = found }
+                    if let id = product.appleId { byAppleId[id] = found }
+                    byId[product.productId] = found
+                }
             }
             let lines = try await ledgerReportLines(from: imported.periodStart, to: imported.periodEnd, commission: commission)
             let report = AppStoreReport(
                 kind: AppStoreReport.Kind(rawValue: imported.kind) ?? .sales, periodStart: imported.periodStart, periodEnd: imported.periodEnd,
                 lines: imported.lines)
-            let result = ReportReconciliation.compare(report, ledger: lines) { sku, appleId in
-                bySku[sku] ?? byAppleId[appleId] ?? (catalogs.byApp.values.contains { $0[sku] != nil } ? sku : nil)
+            let result = ReportReconciliation.compare(report, ledger: lines) { sku, appleId -> AppProduct? in
+                bySku[sku] ?? byAppleId[appleId] ?? byId[sku]
             }
             return (imported, result)
         }
@@ -45,11 +52,12 @@ extension ReadModels {
         guard let start = PacificDay.startMs(of: from), let endMs = PacificDay.endMs(of: to) else {
             throw LedgerServiceError(.invalidRequest, "the report's period \(from) – \(to) is not two dates")
         }
-        return try await withConsistentConnection { connection in
+        return try await withConsistentConnection { [legacy] connection in
             try connection.query("""
                 SELECT transaction_id, product_id, line_type, currency, abs(gross_minor), quantity,
                        CASE WHEN line_type = 'sale' THEN purchase_date_ms ELSE refunded_at_ms END,
-                       country, abs(\(fragment: RevenueLineMoney.proceeds(commission))), \(fragment: RevenueLineMoney.estimated)
+                       country, abs(\(fragment: RevenueLineMoney.proceeds(commission))), \(fragment: RevenueLineMoney.estimated),
+                       coalesce(bundle_id, \(try legacy.name(on: connection)))
                 FROM projection_revenue_lines
                 WHERE environment = 'Production' AND line_type IN ('sale', 'refund')
                   AND day BETWEEN \(from)::date - 1 AND \(to)::date + 1
@@ -60,10 +68,12 @@ extension ReadModels {
                 let quantity = max(try row.decode(5, as: Int64.self), 1)
                 let gross: Int64 = try row.decode(4)
                 let refund = (try row.decode(2, as: String.self)) == "refund"
-                return LedgerReportLine(
+                var line = LedgerReportLine(
                     transactionId: try row.decode(0), productId: try row.decode(1), day: PacificDay.of(try row.decode(6)),
                     currency: try row.decode(3), unitPriceMinor: abs(gross) / quantity, units: refund ? -quantity : quantity, isRefund: refund,
                     country: try row.decode(7), proceedsMinor: try row.decode(8), proceedsEstimated: try row.decode(9))
+                line.bundleId = try row.decode(10)
+                return line
             }
         }
     }

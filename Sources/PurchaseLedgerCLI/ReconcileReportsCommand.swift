@@ -59,26 +59,31 @@ struct ReconcileReportsCommand: AsyncParsableCommand {
             }
             return imports
         }
-        let (allAgree, cells) = try await database.withReadModels(logger: logger) { reads, _ in
+        let (allAgree, cells, otherApps) = try await database.withReadModels(logger: logger) { reads, _ in
             var agree = true
             var cells: [ReportCellComparison] = []
+            var otherApps: [OtherAppLine] = []
             for (file, imported) in imports {
                 let report = imported.report
                 guard let (_, result) = try await reads.reconciliation(ofReport: report.documentSha256, commission: commission) else { continue }
                 if !result.agrees { agree = false }
                 cells += result.cells
+                otherApps += result.otherApps
                 guard format == .text else { continue }
                 print("\(file): \(report.kind) report \(report.periodStart) – \(report.periodEnd), \(report.lines.count) in-app lines\(imported.alreadyImported ? " (imported before)" : "")")
                 print("  \(result.cellsCompared) cells compared, \(result.cellsMatching) agree, \(result.differences.count) differ")
-                if !result.unknownProducts.isEmpty {
-                    print("  products no catalog entry maps to (add sku or apple_id): \(result.unknownProducts.joined(separator: ", "))")
+                if !result.otherApps.isEmpty {
+                    // Not differences: lines of apps this ledger does not serve (or of a product an
+                    // app's catalog does not name: add its sku or apple_id to that catalog).
+                    print("  \(result.otherApps.count) lines of other apps (no catalog of an app served maps them): "
+                        + result.unknownProducts.joined(separator: ", "))
                 }
                 for d in result.differences { print("  " + Self.describe(d)) }
             }
-            return (agree, cells)
+            return (agree, cells, otherApps)
         }
         if format == .json {
-            print(String(decoding: try LedgerJSON.encoder.encode(ReconciliationJSON(cells: cells)), as: UTF8.self))
+            print(String(decoding: try LedgerJSON.encoder.encode(ReconciliationJSON(cells: cells, otherApps: otherApps)), as: UTF8.self))
         }
         if !allAgree {
             FileHandle.standardError.write(Data("the ledger and App Store Connect's reports differ\n".utf8))
@@ -92,19 +97,21 @@ struct ReconcileReportsCommand: AsyncParsableCommand {
         let cell = d.cell
         let price = Money(minorUnits: cell.unitPriceMinor, currency: cell.currency).decimal
         let money = { (minor: Int64?) in minor.map { Money(minorUnits: $0, currency: d.proceedsCurrency).decimal } ?? "none" }
-        return "\(cell.period) \(cell.productId) \(cell.country.isEmpty ? "all countries" : cell.country) \(cell.currency) \(price) \(cell.isReturn ? "return" : "sale"): "
+        return "\(cell.period) \(cell.bundleId.isEmpty ? "" : cell.bundleId + " ")\(cell.productId) \(cell.country.isEmpty ? "all countries" : cell.country) \(cell.currency) \(price) \(cell.isReturn ? "return" : "sale"): "
             + "units Apple \(d.appleUnits), ledger \(d.ledgerUnits); proceeds Apple \(money(d.appleProceedsMinor)), ledger \(money(d.ledgerProceedsMinor)) \(d.proceedsCurrency)"
             + (d.ledgerProceedsEstimated ? " (the ledger's estimated, no price point: money not compared)" : "")
             + (d.ledgerTransactions.isEmpty ? "" : "; ledger's transactions: \(d.ledgerTransactions.joined(separator: ", "))")
     }
 }
 
-/// docs/cli.md's `reconcile-reports --format json`: every cell of every report given.
+/// docs/cli.md's `reconcile-reports --format json`: every cell of every report given, and the
+/// lines of apps the ledger does not serve.
 struct ReconciliationJSON: Encodable {
     var cells: [ReportCellComparison]
+    var otherApps: [OtherAppLine] = []
 
     struct Cell: Encodable {
-        var period, productId, currency, type: String
+        var period, bundleId, productId, currency, type: String
         /// Null when the cell sums every country (the ledger does not know a sale's storefront).
         var country: String?
         var appleUnits, ledgerUnits: Int64
@@ -115,6 +122,7 @@ struct ReconciliationJSON: Encodable {
 
         enum CodingKeys: String, CodingKey {
             case period, country, currency, type, agrees
+            case bundleId = "bundle_id"
             case productId = "product_id", appleUnits = "apple_units", ledgerUnits = "ledger_units"
             case appleProceedsMinor = "apple_proceeds_minor", ledgerProceedsMinor = "ledger_proceeds_minor"
             case proceedsCurrency = "proceeds_currency", transactionIds = "transaction_ids"
@@ -124,6 +132,7 @@ struct ReconciliationJSON: Encodable {
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(period, forKey: .period)
+            try c.encode(bundleId, forKey: .bundleId)
             try c.encode(productId, forKey: .productId)
             try c.encode(country, forKey: .country)
             try c.encode(currency, forKey: .currency)
@@ -138,18 +147,36 @@ struct ReconciliationJSON: Encodable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case cells, agree, differ }
+    struct OtherApp: Encodable {
+        var line: OtherAppLine
+        enum CodingKeys: String, CodingKey {
+            case sku, title, units, currency
+            case appleIdentifier = "apple_identifier", proceedsMinor = "proceeds_minor"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(line.appleIdentifier, forKey: .appleIdentifier)
+            try c.encode(line.sku, forKey: .sku)
+            try c.encode(line.title, forKey: .title)
+            try c.encode(line.units, forKey: .units)
+            try c.encode(line.proceedsMinor, forKey: .proceedsMinor)
+            try c.encode(line.currency, forKey: .currency)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case cells, agree, differ, otherApps = "other_apps" }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(cells.map { d in
-            Cell(period: d.cell.period, productId: d.cell.productId, currency: d.cell.currency, type: d.cell.isReturn ? "return" : "sale",
+            Cell(period: d.cell.period, bundleId: d.cell.bundleId, productId: d.cell.productId, currency: d.cell.currency, type: d.cell.isReturn ? "return" : "sale",
                  country: d.cell.country.isEmpty ? nil : d.cell.country, appleUnits: d.appleUnits, ledgerUnits: d.ledgerUnits,
                  appleProceedsMinor: d.appleProceedsMinor, ledgerProceedsMinor: d.ledgerProceedsMinor, proceedsCurrency: d.proceedsCurrency,
                  agrees: d.agrees, transactionIds: d.ledgerTransactions)
         }, forKey: .cells)
         try c.encode(cells.filter(\.agrees).count, forKey: .agree)
         try c.encode(cells.filter { !$0.agrees }.count, forKey: .differ)
+        try c.encode(otherApps.map(OtherApp.init), forKey: .otherApps)
     }
 }
 

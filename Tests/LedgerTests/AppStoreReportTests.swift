@@ -250,6 +250,38 @@ struct AppStoreReportTests {
         #expect(result.cellsMatching == 3)
     }
 
+    @Test("a developer account's report with three apps' lines, two served: each line reconciled as its app's, the third app's listed apart")
+    func threeAppsTwoServed() {
+        var third = Self.appleLine("THIRD-GEMS", units: 5, price: 499)
+        third.proceedsMinor = 349
+        third.title = "Gems"
+        let report = AppStoreReport(
+            kind: .sales, periodStart: "2025-01-15", periodEnd: "2025-01-15",
+            lines: [Self.appleLine("GAME-COINS", units: 2, price: 99), Self.appleLine("PUZ-COINS", units: 1, price: 199), third])
+        func line(_ id: String, _ app: String, price: Int64) -> LedgerReportLine {
+            var line = Self.ledgerLine(id, "com.example.coins100", price: price)
+            line.bundleId = app
+            return line
+        }
+        let mapping: [String: (bundleId: String, productId: String)] = [
+            "GAME-COINS": ("com.acme.game", "com.example.coins100"), "PUZ-COINS": ("com.acme.puzzle", "com.example.coins100"),
+        ]
+        let ledger = [line("g1", "com.acme.game", price: 99), line("g2", "com.acme.game", price: 99), line("p1", "com.acme.puzzle", price: 199)]
+        let result = ReportReconciliation.compare(report, ledger: ledger) { sku, _ in mapping[sku] }
+        // The same product id in two apps is two cells, each agreeing with its app's sales.
+        #expect(result.cells.map { "\($0.cell.bundleId) \($0.cell.productId) \($0.appleUnits)/\($0.ledgerUnits)" } == [
+            "com.acme.game com.example.coins100 2/2", "com.acme.puzzle com.example.coins100 1/1",
+        ])
+        #expect(result.differences.isEmpty)
+        #expect(result.otherApps.map { "\($0.sku) \($0.title) \($0.units) \($0.proceedsMinor ?? -1) \($0.currency)" } == ["THIRD-GEMS Gems 5 1745 USD"])
+        #expect(result.agrees, "another app's lines are listed apart, not differences")
+
+        // A puzzle sale Apple did not report is a difference of the puzzle's, not the game's.
+        let missing = ReportReconciliation.compare(report, ledger: ledger + [line("p2", "com.acme.puzzle", price: 199)]) { sku, _ in mapping[sku] }
+        #expect(missing.differences.map { "\($0.cell.bundleId) \($0.appleUnits)/\($0.ledgerUnits)" } == ["com.acme.puzzle 1/2"])
+        #expect(!missing.agrees)
+    }
+
     @Test("a SKU no product maps to is listed, and its cell is keyed by the SKU")
     func unknownProduct() {
         let report = AppStoreReport(

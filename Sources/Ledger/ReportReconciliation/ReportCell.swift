@@ -1,8 +1,11 @@
+import AppStore
 /// One paid transaction or refund as the ledger recorded it (from its revenue lines), for
 /// comparison with an App Store Connect report.
 public struct LedgerReportLine: Sendable, Hashable {
     public var transactionId: String
     public var productId: String
+    /// The app it was sold in ("" where one app's report is compared alone).
+    public var bundleId: String = ""
     /// `YYYY-MM-DD` in the report's time zone (Pacific for the sales reports of worldwide
     /// agreements); the caller computes it: a sale on its purchase day, a refund on its refund
     /// day.
@@ -54,6 +57,8 @@ public struct ReportCell: Sendable, Hashable, Comparable, Codable {
     /// fiscal month in a financial report.
     public var periodStart: String
     public var periodEnd: String
+    /// The app whose catalog maps the line ("" where one app's report is compared alone).
+    public var bundleId: String = ""
     /// The catalog's product id, or "sku:" + the SKU when no product maps to the report's SKU.
     public var productId: String
     /// ISO 3166-1 alpha-3 (Apple's alpha-2 mapped by `ISO3166`; an unmapped code is kept
@@ -80,11 +85,11 @@ public struct ReportCell: Sendable, Hashable, Comparable, Codable {
     /// `YYYY-MM-DD`, or `YYYY-MM-DD/YYYY-MM-DD` for a longer period.
     public var period: String { periodStart == periodEnd ? periodStart : "\(periodStart)/\(periodEnd)" }
 
-    /// By period, then product, country, currency, price, sales before returns.
+    /// By period, then app and product, country, currency, price, sales before returns.
     public static func < (a: ReportCell, b: ReportCell) -> Bool {
-        // Swift compares tuples of up to six: the period is one text.
-        (a.period, a.productId, a.country, a.currency, a.unitPriceMinor, a.isReturn ? 1 : 0)
-            < (b.period, b.productId, b.country, b.currency, b.unitPriceMinor, b.isReturn ? 1 : 0)
+        // Swift compares tuples of up to six: the period is one text, the app and product another.
+        (a.period, a.bundleId + " " + a.productId, a.country, a.currency, a.unitPriceMinor, a.isReturn ? 1 : 0)
+            < (b.period, b.bundleId + " " + b.productId, b.country, b.currency, b.unitPriceMinor, b.isReturn ? 1 : 0)
     }
 }
 
@@ -136,4 +141,30 @@ public struct ReportCellComparison: Sendable, Hashable, Codable {
 
     /// True when the units agree and the money does not.
     public var differsInMoneyOnly: Bool { appleUnits == ledgerUnits && !agrees }
+}
+
+/// A report line of an app the ledger does not serve, as `reconcile-reports` lists it apart.
+public struct OtherAppLine: Sendable, Hashable, Codable {
+    /// The product's Apple ID, as text.
+    public var appleIdentifier: String
+    public var sku: String
+    public var title: String
+    /// Signed: negative for a return.
+    public var units: Int64
+    /// The line's proceeds in all (per unit × units, signed as the units), in minor units of
+    /// `currency`; nil when the report gave none.
+    public var proceedsMinor: Int64?
+    public var currency: String
+
+    public init(_ line: AppStoreReportLine) {
+        appleIdentifier = line.appleIdentifier
+        sku = line.sku
+        title = line.title
+        units = line.units
+        proceedsMinor = line.proceedsMinor.map { perUnit in
+            let (total, overflow) = perUnit.multipliedReportingOverflow(by: line.units)
+            return overflow ? (line.units < 0 ? .min : .max) : total
+        }
+        currency = line.proceedsCurrency ?? line.currency
+    }
 }

@@ -17,15 +17,23 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
     /// Every cell on either side, sorted by cell.
     public var cells: [ReportCellComparison]
     /// SKUs of report lines that no catalog product maps to (the Apple identifier, prefixed
-    /// "apple:", when the SKU is empty), sorted; their cells are keyed "sku:" + SKU.
+    /// "apple:", when the SKU is empty), sorted. With the apps compared (`compare(_:ledger:app:)`)
+    /// they are the lines of `otherApps`; compared alone, their cells are keyed "sku:" + SKU.
     public var unknownProducts: [String]
+    /// A developer account's report lists every app's lines: those of apps the ledger does not
+    /// serve (no catalog of an app it serves maps them), listed apart, never as differences.
+    public var otherApps: [OtherAppLine] = []
 
-    public init(kind: AppStoreReport.Kind, periodStart: String, periodEnd: String, cells: [ReportCellComparison], unknownProducts: [String]) {
+    public init(
+        kind: AppStoreReport.Kind, periodStart: String, periodEnd: String, cells: [ReportCellComparison], unknownProducts: [String],
+        otherApps: [OtherAppLine] = []
+    ) {
         self.kind = kind
         self.periodStart = periodStart
         self.periodEnd = periodEnd
         self.cells = cells
         self.unknownProducts = unknownProducts
+        self.otherApps = otherApps
     }
 
     /// Cells on either side.
@@ -34,39 +42,71 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
     public var cellsMatching: Int { cells.count - differences.count }
     /// The cells that differ, sorted by cell.
     public var differences: [ReportCellComparison] { cells.filter { !$0.agrees } }
-    /// True when every cell agrees and every product is known.
-    public var agrees: Bool { unknownProducts.isEmpty && cells.allSatisfy(\.agrees) }
+    /// True when every cell agrees and, for one app compared alone, every product is known.
+    /// Compared with the apps, an unmapped line is another app's, listed apart: not the
+    /// ledger's to agree with.
+    public var agrees: Bool { (unknownProducts.isEmpty || !otherApps.isEmpty) && cells.allSatisfy(\.agrees) }
+
+    /// Compares `report` with one app's paid transactions and refunds: `product` maps a report
+    /// line's SKU and Apple identifier to the catalog's product id; a line it does not map is
+    /// an unknown product of that app, a difference.
+    public static func compare(
+        _ report: AppStoreReport, ledger: [LedgerReportLine],
+        product: (_ sku: String, _ appleIdentifier: String) -> String?
+    ) -> ReportReconciliation {
+        compare(report, ledger: ledger, apps: false) { sku, apple in product(sku, apple).map { (bundleId: "", productId: $0) } }
+    }
+
+    /// Compares a developer account's report with the ledger's apps: `app` maps a line to the
+    /// app and product it is (by an app's catalog); a line it does not map is another app's
+    /// (`otherApps`), listed apart.
+    public static func compare(
+        _ report: AppStoreReport, ledger: [LedgerReportLine],
+        app: (_ sku: String, _ appleIdentifier: String) -> (bundleId: String, productId: String)?
+    ) -> ReportReconciliation {
+        compare(report, ledger: ledger, apps: true, product: app)
+    }
 
     /// Compares `report` with the ledger's paid transactions and refunds.
     ///
+    /// With `apps`, a line no app's catalog maps is another app's, kept apart; without, it is an
+    /// unknown product, keyed by its SKU and compared (with nothing: a difference).
     /// A ledger line goes to the period of the report's lines that contains its day (for a daily
     /// sales report, that day; for a financial report, the fiscal month); a day inside the
     /// report's period but in no line's period goes to the report's period, so a sale Apple did
     /// not report at all still shows. Ledger lines dated outside the report's period are left
     /// out: the report says nothing about them.
     ///
-    /// - Parameter product: the catalog's product id for a report line's SKU and Apple
+    /// - Parameter product: the app and catalog product id of a report line's SKU and Apple
     ///   identifier, nil when none maps.
-    public static func compare(
-        _ report: AppStoreReport, ledger: [LedgerReportLine],
-        product: (_ sku: String, _ appleIdentifier: String) -> String?
+    private static func compare(
+        _ report: AppStoreReport, ledger: [LedgerReportLine], apps: Bool,
+        product: (_ sku: String, _ appleIdentifier: String) -> (bundleId: String, productId: String)?
     ) -> ReportReconciliation {
         var appleCells: [ReportCell] = []
         var appleLines: [AppStoreReportLine] = []
         var unknown: Set<String> = []
+        var otherApps: [OtherAppLine] = []
         for line in report.lines where line.customerPriceMinor != 0 {
             let productId: String
+            var bundleId = ""
             if let known = product(line.sku, line.appleIdentifier) {
-                productId = known
+                (bundleId, productId) = known
             } else {
                 let name = line.sku.isEmpty ? "apple:\(line.appleIdentifier)" : line.sku
                 unknown.insert(name)
+                if apps {
+                    otherApps.append(OtherAppLine(line))
+                    continue
+                }
                 productId = "sku:\(name)"
             }
-            appleCells.append(ReportCell(
+            var cell = ReportCell(
                 periodStart: line.periodStart, periodEnd: line.periodEnd, productId: productId,
                 country: ISO3166.alpha3(fromAlpha2: line.country) ?? line.country,
-                currency: line.currency, unitPriceMinor: line.customerPriceMinor, isReturn: line.isReturn))
+                currency: line.currency, unitPriceMinor: line.customerPriceMinor, isReturn: line.isReturn)
+            cell.bundleId = bundleId
+            appleCells.append(cell)
             appleLines.append(line)
         }
 
@@ -75,9 +115,11 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
         var ledgerLines: [LedgerReportLine] = []
         for line in ledger where line.unitPriceMinor != 0 {
             guard let period = periods.period(containing: line.day) else { continue }
-            ledgerCells.append(ReportCell(
+            var cell = ReportCell(
                 periodStart: period.start, periodEnd: period.end, productId: line.productId, country: line.country,
-                currency: line.currency.uppercased(), unitPriceMinor: line.unitPriceMinor, isReturn: line.isRefund))
+                currency: line.currency.uppercased(), unitPriceMinor: line.unitPriceMinor, isReturn: line.isRefund)
+            cell.bundleId = apps ? line.bundleId : ""
+            ledgerCells.append(cell)
             ledgerLines.append(line)
         }
 
@@ -108,7 +150,8 @@ public struct ReportReconciliation: Sendable, Hashable, Codable {
                 ledgerProceedsEstimated: l.estimated, appleCountries: a.countries.sorted(), ledgerTransactions: l.transactions.sorted())
         }
         return ReportReconciliation(
-            kind: report.kind, periodStart: report.periodStart, periodEnd: report.periodEnd, cells: cells, unknownProducts: unknown.sorted())
+            kind: report.kind, periodStart: report.periodStart, periodEnd: report.periodEnd, cells: cells, unknownProducts: unknown.sorted(),
+            otherApps: otherApps)
     }
 
     private static func withoutCountry(_ cell: ReportCell) -> ReportCell {
