@@ -125,4 +125,34 @@ import Testing
             #expect(delivered.status == 200, "\(delivered.json)")
         }
     }
+
+    @Test("end to end: the same user buys the same product id in two apps through orders and Apple's receipts; each app delivers its own grant")
+    func sameUserSameProductTwoApps() async throws {
+        try await LedgerHarness.with(apps: Self.apps, extraTokens: Self.tokens) { ledger in
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            // The puzzle's coins100 grants 300 coins: the same product id, another product.
+            let puzzle = LedgerHarness.catalog.replacingOccurrences(of: #""grants": {"coins": 100}"#, with: #""grants": {"coins": 300}"#)
+            _ = try await CatalogStore().load(Data(puzzle.utf8), bundleId: Self.other, into: log, metadata: RequestMetadata(actor: "test"))
+            for (app, appleId) in [(LedgerHarness.bundleId, "apple-gi-game"), (Self.other, "apple-gi-puzzle")] {
+                let order = try await ledger.post("/v1/orders", ["user_id": "gi", "product_id": "com.example.coins100", "bundle_id": app])
+                #expect(order.status == 201, "\(order.json)")
+                let token = try #require(order.json["app_account_token"] as? String)
+                let purchase = try await ledger.simulator.purchase(
+                    appleId: appleId, productId: "com.example.coins100", environment: .production, appAccountToken: UUID(uuidString: token),
+                    bundleId: app)
+                let answer = try await ledger.submit(user: "gi", purchase: purchase)
+                #expect(answer.status == 200, "\(answer.json)")
+                #expect(answer.deliveries.map { $0["order_id"] as? String } == [order.json["order_id"] as? String], "its own app's order")
+            }
+            let user = try await ledger.get("/v1/users/gi")
+            var coins: [String: Int] = [:]
+            for app in user.json["apps"] as? [[String: any Sendable]] ?? [] {
+                coins[app["bundle_id"] as? String ?? "?"] = (app["balances"] as? [String: any Sendable])?["coins"] as? Int
+            }
+            #expect(coins == [LedgerHarness.bundleId: 100, Self.other: 300])
+            let revenue = try await ledger.get(
+                "/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=app", token: LedgerHarness.financeToken)
+            #expect((revenue.json["rows"] as? [[String: any Sendable]] ?? []).map { $0["purchases"] as? Int } == [1, 1])
+        }
+    }
 }
