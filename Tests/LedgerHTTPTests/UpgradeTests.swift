@@ -100,6 +100,30 @@ struct UpgradeTests {
                     let verify = try await LedgerProcess.run(["verify"], environment: ["DATABASE_URL": conninfo], binary: binary)
                     #expect(verify.exit == ProcessExit(status: 0, signaled: false), "verify by \(binary.path) after both served:\n\(verify.output)")
                 }
+
+                // The log the previous release made, replayed by this one: the same figures, each
+                // row with the app the log names (docs/several-apps.md).
+                let figures: SQL = "SELECT day::text, currency, line_type, sum(gross_minor)::text FROM projection_revenue_lines GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+                func revenue() async throws -> [String] {
+                    try await pool.withConnection { connection in
+                        try connection.query(figures).map {
+                            "\(try $0.decode(0, as: String.self)) \(try $0.decode(1, as: String.self)) \(try $0.decode(2, as: String.self)) "
+                                + (try $0.decode(3, as: String.self))
+                        }
+                    }
+                }
+                let before = try await revenue()
+                let replay = try await LedgerProcess.run(["replay"], environment: ["DATABASE_URL": conninfo])
+                #expect(replay.exit == ProcessExit(status: 0, signaled: false), "\(replay.output)")
+                #expect(try await revenue() == before)
+                #expect(!before.isEmpty)
+                let apps: [String?] = try await pool.withConnection { connection in
+                    try connection.query("""
+                        SELECT DISTINCT bundle_id FROM (SELECT bundle_id FROM projection_revenue_lines UNION ALL SELECT bundle_id FROM projection_entitlements
+                        UNION ALL SELECT bundle_id FROM projection_ownership UNION ALL SELECT bundle_id FROM projection_app_balances) a
+                        """).map { try $0.decode(0) }
+                }
+                #expect(apps == ["com.example.app"], "every row names the app the log was recorded for")
             }
         }
     }
