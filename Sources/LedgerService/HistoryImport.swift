@@ -78,7 +78,7 @@ public struct HistoryImport: Sendable {
                     continue
                 }
                 do {
-                    let line = try ImportLine.parse(bytes[offset], bundleId: configuration.bundleId)
+                    let line = try ImportLine.parse(bytes[offset], apps: configuration.apps)
                     var decided = try await decide(line, bytes: bytes[offset], name: names[offset], number: number, reads: reads, pending: batch)
                     if case .conflicts = decided {
                         // An earlier line of this batch touches the same purchases: commit it,

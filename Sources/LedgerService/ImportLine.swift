@@ -10,10 +10,11 @@ import Primitives
 ///     {"user_id": "u1", "verify_receipt_response": {"status": 0, "receipt": {...}, ...}}
 ///     {"user_id": "u1", "transaction": {"transaction_id": "1000000000000042", "product_id": "com.example.coins100",
 ///      "purchase_date_ms": 1700000000000, "original_transaction_id"?, "quantity"?, "environment"?: "Production",
-///      "expires_date_ms"?, "price_milliunits"?, "currency"?}}
+///      "expires_date_ms"?, "price_milliunits"?, "currency"?, "bundle_id"?}}
 ///
 /// `price_milliunits` means what Apple's signed `price` does: the whole transaction's, for all
-/// of its quantity.
+/// of its quantity. A transaction record's `bundle_id` names its app, and is required when the
+/// ledger serves several (a verifyReceipt answer names its own).
 struct ImportLine {
     var userId: String
     var evidence: Evidence
@@ -41,11 +42,12 @@ struct ImportLine {
         var expiresDateMs: Int64?
         var priceMilliunits: Int64?
         var currency: String?
+        var bundleId: String?
 
         enum CodingKeys: String, CodingKey {
             case transactionId = "transaction_id", originalTransactionId = "original_transaction_id", productId = "product_id"
             case purchaseDateMs = "purchase_date_ms", quantity, environment, expiresDateMs = "expires_date_ms"
-            case priceMilliunits = "price_milliunits", currency
+            case priceMilliunits = "price_milliunits", currency, bundleId = "bundle_id"
         }
     }
 
@@ -55,7 +57,7 @@ struct ImportLine {
     private static let plainEncoder = JSONEncoder()
 
     /// Parses and checks a line; the error says what is wrong, for the line-numbered report.
-    static func parse(_ bytes: [UInt8], bundleId: String) throws(LedgerServiceError) -> ImportLine {
+    static func parse(_ bytes: [UInt8], apps: LedgerApps) throws(LedgerServiceError) -> ImportLine {
         let raw: Raw
         do {
             // A plain decoder: a key strategy would also rename the keys inside Apple's body.
@@ -76,6 +78,12 @@ struct ImportLine {
             }
             return ImportLine(userId: user, evidence: Evidence(response: response, environmentFallback: "Production"), transactionId: nil)
         case (nil, .some(let record)):
+            // An app the ledger does not serve is refused as a receipt of it would be (the decider's
+            // bundle rule), naming the line.
+            guard let bundleId = record.bundleId ?? (apps.isSeveral ? nil : apps.first.bundleId) else {
+                throw LedgerServiceError(
+                    .invalidRequest, "transaction.bundle_id is required: this ledger serves several apps (\(apps.bundleIds.joined(separator: ", ")))")
+            }
             return ImportLine(userId: user, evidence: try evidence(record, bundleId: bundleId), transactionId: record.transactionId)
         default:
             throw LedgerServiceError(.invalidRequest, "a line holds either verify_receipt_response or transaction")

@@ -13,7 +13,8 @@ struct ImportCommand: AsyncParsableCommand {
         discussion: """
             Each line is {"user_id", "verify_receipt_response": Apple's stored answer} or {"user_id", "transaction": \
             {"transaction_id", "product_id", "purchase_date_ms", "original_transaction_id"?, "quantity"?, "environment"?, \
-            "expires_date_ms"?, "price_milliunits"? (the whole transaction's, as Apple's signed price), "currency"?}}. Lines are decided by the live rules (bundle id, catalog, \
+            "expires_date_ms"?, "price_milliunits"? (the whole transaction's, as Apple's signed price), "currency"?, "bundle_id"? (its app, \
+            required when several are served)}}. Lines are decided by the live rules (bundle id, catalog, \
             ownership) without orders. A bad line is reported by number and nothing of it is kept; the exit code is then 1. \
             Needs APPLE_BUNDLE_ID and a loaded catalog; acts as ledger_app.
             """)

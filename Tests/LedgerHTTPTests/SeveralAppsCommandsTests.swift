@@ -155,4 +155,30 @@ import Testing
             #expect((revenue.json["rows"] as? [[String: any Sendable]] ?? []).map { $0["purchases"] as? Int } == [1, 1])
         }
     }
+
+    @Test("an import's transaction record names its app when several are served; one naming none or an unserved app is refused by line")
+    func importNamesItsApp() async throws {
+        try await Self.with { ledger in
+            try await TemporaryFolder.with("import-apps") { folder in
+                let lines = [
+                    #"{"user_id": "hu", "transaction": {"transaction_id": "7100000001", "product_id": "com.example.coins100", "purchase_date_ms": 1700000000000, "bundle_id": "\#(Self.other)"}}"#,
+                    #"{"user_id": "hu", "transaction": {"transaction_id": "7100000002", "product_id": "com.example.coins100", "purchase_date_ms": 1700000000000}}"#,
+                    #"{"user_id": "hu", "transaction": {"transaction_id": "7100000003", "product_id": "com.example.coins100", "purchase_date_ms": 1700000000000, "bundle_id": "com.acme.unserved"}}"#,
+                ]
+                let file = folder.appendingPathComponent("history.jsonl")
+                try Data(lines.joined(separator: "\n").utf8).write(to: file)
+                let summary = try await HistoryImport(
+                    pool: ledger.pool, configuration: ledger.server.service.configuration, clock: ledger.server.service.clock,
+                    logger: TestDatabase.logger
+                ).run(file: file)
+                #expect(summary.imported == 1)
+                let errors = summary.errors.map { "\($0.line): \($0.message)" }
+                #expect(errors.count == 2, "\(errors)")
+                #expect(errors.first?.hasPrefix("2: transaction.bundle_id is required") == true, "\(errors)")
+                #expect(errors.last?.hasPrefix("3: bundle_id_mismatch") == true, "\(errors)")
+                let user = try await ledger.get("/v1/users/hu?bundle_id=\(Self.other)")
+                #expect((user.json["balances"] as? [String: any Sendable])?["coins"] as? Int == 100)
+            }
+        }
+    }
 }
