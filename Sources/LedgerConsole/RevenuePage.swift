@@ -44,8 +44,15 @@ struct RevenuePage: Sendable {
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
             throw ConsoleError.badRequest("Group by \(RevenueQuery.Grouping.listed), not \(groupText).")
         }
+        // One app's lines, or every app's (the default).
+        let apps = console.service.configuration.apps.bundleIds
+        let app = parameters.get("bundle_id").flatMap { $0.isEmpty ? nil : $0 }
+        if let app, !apps.contains(app) {
+            throw ConsoleError.badRequest("App \(app) is not one this ledger serves (\(apps.joined(separator: ", "))).")
+        }
         return try RevenueQuery(
-            from: from, to: to, groupBy: grouping, environment: parameters.get("environment") ?? "Production", commission: console.commission)
+            from: from, to: to, groupBy: grouping, environment: parameters.get("environment") ?? "Production", commission: console.commission,
+            bundleId: app)
     }
 
     private func page(_ request: Request, _ session: ConsoleSession) async throws -> Response {
@@ -58,6 +65,7 @@ struct RevenuePage: Sendable {
         let estimated = try await console.reads.estimatedSales(query)
         let parameters = ConsoleLinks.query([
             ("from", query.from), ("to", query.to), ("group_by", query.groupBy.rawValue), ("environment", query.environment),
+            ("bundle_id", query.bundleId ?? ""),
         ])
         func row(_ row: RevenueRow, total: Bool) -> [String: Any] {
             ["key": total ? "Total" : row.key, "currency": row.currency, "app": row.bundleId, "cells": row.cells, "total": total]
@@ -70,6 +78,8 @@ struct RevenuePage: Sendable {
             "from": query.from, "to": query.to, "environment": query.environment,
             "groupings": RevenueQuery.Grouping.allCases.map { ["value": $0.rawValue, "selected": $0 == query.groupBy] as [String: Any] },
             "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == query.environment] as [String: Any] },
+            "apps": [["value": "", "label": "every app", "selected": query.bundleId == nil] as [String: Any]]
+                + console.service.configuration.apps.bundleIds.map { ["value": $0, "label": $0, "selected": $0 == query.bundleId] as [String: Any] },
             "sandbox": query.environment == "Sandbox",
             "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns.filter { $0 != "bundle_id" },
             "commission": query.commission.rawValue,

@@ -181,4 +181,24 @@ import Testing
             }
         }
     }
+
+    @Test("the console's revenue page shows each row's app and filters by app; its CSV keeps the filter")
+    func consoleRevenueByApp() async throws {
+        try await Self.with { ledger in
+            let browser = ConsoleClient(base: ledger.base)
+            defer { Task { await browser.shutdown() } }
+            _ = try await browser.signIn(LedgerHarness.financeToken)
+            let every = try await browser.get("/console/revenue?from=2023-11-01&to=2023-11-30&group_by=product")
+            #expect(every.status == 200)
+            #expect(every.body.contains("<td>\(LedgerHarness.bundleId)</td>") && every.body.contains("<td>\(Self.other)</td>"))
+            #expect(every.body.contains("<option value=\"\(Self.other)\">\(Self.other)</option>"), "the apps to filter by")
+            let one = try await browser.get("/console/revenue?from=2023-11-01&to=2023-11-30&group_by=product&bundle_id=\(Self.other)")
+            #expect(one.status == 200)
+            #expect(one.body.contains("<td>\(Self.other)</td>") && !one.body.contains("<td>\(LedgerHarness.bundleId)</td>"))
+            #expect(one.body.contains("bundle_id=\(Self.other)"), "the downloads keep the filter")
+            let csv = try await browser.get("/console/revenue.csv?from=2023-11-01&to=2023-11-30&group_by=product&bundle_id=\(Self.other)")
+            #expect(csv.body.split(separator: "\r\n").dropFirst().filter { !$0.hasPrefix("total") }.allSatisfy { $0.hasSuffix(",\(Self.other)") })
+            #expect(try await browser.get("/console/revenue?from=2023-11-01&to=2023-11-30&bundle_id=com.acme.unknown").status == 400)
+        }
+    }
 }
