@@ -27,6 +27,13 @@ enum ReplayBench {
     /// log gives each of 50,000 (about 400 timeline entries), in minutes rather than half an hour.
     static let users: Int64 = ProcessInfo.processInfo.environment["BENCH_USERS"].flatMap { Int64($0) }.map { max(1, $0) } ?? 50_000
 
+    /// The apps the grown log's purchases are sold in, in turn: `BENCH_APPS` of them (1 by
+    /// default), each with the same catalog: the same product ids in every app.
+    static let apps: [String] = {
+        let count = ProcessInfo.processInfo.environment["BENCH_APPS"].flatMap { Int($0) }.map { max(1, $0) } ?? 1
+        return (0..<count).map { $0 == 0 ? "com.example.app" : "com.example.app\($0 + 1)" }
+    }()
+
     /// Grows the log of schema `bench_replay` (created on first use) to at least `events`;
     /// with `countries`, each sale is signed in one of six storefronts at its tier's price.
     static func grow(conninfo: String, to events: Int64, countries: Bool = false) async throws {
@@ -45,8 +52,10 @@ enum ReplayBench {
         let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
         var head = try await log.store.headPosition()
         if head == 0 {
-            _ = try await CatalogStore().load(Data(catalog.utf8), bundleId: "com.example.app", into: log, metadata: RequestMetadata(actor: "bench"))
-            head = 1
+            for app in apps {
+                _ = try await CatalogStore().load(Data(catalog.utf8), bundleId: app, into: log, metadata: RequestMetadata(actor: "bench"))
+            }
+            head = Int64(apps.count)
         }
         var purchase = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
         while head < events {
@@ -83,14 +92,18 @@ enum ReplayBench {
         let grants: [String: Int64] = kind == .consumable ? ["coins": 100] : [:]
         let document = String(repeating: "ab", count: 32)
         let sold = signed(n, product: product, countries: countries)
+        // Each user buys in one app: a user's purchases stay in one app's balances.
+        let app = apps[Int((n % ReplayBench.users) % Int64(apps.count))]
         let delivered = PurchaseDelivered(
             transactionId: tx, originalTransactionId: tx, productId: product, kind: kind, quantity: 1, userId: user, orderId: order,
             environment: "Production", purchaseDateMs: at, expiresDateMs: kind == .autoRenewable ? at + 30 * 86_400_000 : nil,
             priceMilliunits: sold.milliunits, currency: sold.currency, appAccountToken: nil, appTransactionId: nil, isTrial: false, grants: grants,
-            submissionId: submission, match: .appAccountToken, storefront: sold.storefront)
+            submissionId: submission, match: .appAccountToken, storefront: sold.storefront, bundleId: app)
         var appends = [
             LedgerAppend(stream: Streams.order(order), expectation: .noStream, events: [
-                .orderCreated(OrderCreated(orderId: order, userId: user, productId: product, quantity: 1, appAccountToken: UUID().uuidString.lowercased(), createdAtMs: at - 5_000)),
+                .orderCreated(OrderCreated(
+                    orderId: order, userId: user, productId: product, quantity: 1, appAccountToken: UUID().uuidString.lowercased(),
+                    createdAtMs: at - 5_000, bundleId: app)),
                 .orderFulfilled(OrderFulfilled(orderId: order, transactionId: tx)),
             ]),
             LedgerAppend(stream: Streams.submission(submission), expectation: .noStream, events: [
@@ -102,7 +115,9 @@ enum ReplayBench {
         ]
         if kind.isOwned {
             appends.append(LedgerAppend(stream: Streams.ownership(tx), expectation: .noStream, events: [
-                .ownershipClaimed(OwnershipClaimed(originalTransactionId: tx, productId: product, kind: kind, userId: user, transactionId: tx, environment: "Production")),
+                .ownershipClaimed(OwnershipClaimed(
+                    originalTransactionId: tx, productId: product, kind: kind, userId: user, transactionId: tx, environment: "Production",
+                    bundleId: app)),
             ]))
         }
         if kind == .autoRenewable {
@@ -113,7 +128,8 @@ enum ReplayBench {
                     .subscriptionRenewalSeen(SubscriptionRenewalSeen(
                         transactionId: id, originalTransactionId: tx, productId: product, userId: user, environment: "Production",
                         purchaseDateMs: start, expiresDateMs: start + 30 * 86_400_000, isTrial: false,
-                        priceMilliunits: sold.milliunits ?? 4_990, currency: sold.currency ?? "USD", source: "notification", storefront: sold.storefront)),
+                        priceMilliunits: sold.milliunits ?? 4_990, currency: sold.currency ?? "USD", source: "notification", storefront: sold.storefront,
+                        bundleId: app)),
                 ]))
             }
         }
@@ -121,7 +137,7 @@ enum ReplayBench {
             appends.append(LedgerAppend(stream: Streams.refund(tx), expectation: .noStream, events: [
                 .purchaseRefunded(PurchaseRefunded(
                     transactionId: tx, originalTransactionId: tx, productId: product, kind: kind, quantity: 1, userId: user, environment: "Production",
-                    grants: grants, refundedAtMs: at + 7 * 86_400_000, reason: 0, revocation: "refund", source: "notification")),
+                    grants: grants, refundedAtMs: at + 7 * 86_400_000, reason: 0, revocation: "refund", source: "notification", bundleId: app)),
             ]))
         }
         return appends
