@@ -20,14 +20,24 @@ struct SubscriptionsPage: Sendable {
         let parameters = request.uri.queryParameters
         let environment = parameters.get("environment") ?? "Production"
         guard ["Production", "Sandbox"].contains(environment) else { throw ConsoleError.badRequest("Environment is Production or Sandbox.") }
-        let overview = try await console.reads.subscriptionOverview(environment: environment)
+        // One app's subscriptions, or every app's (the default).
+        let apps = console.service.configuration.apps.bundleIds
+        let app = parameters.get("bundle_id").flatMap { $0.isEmpty ? nil : $0 }
+        if let app, !apps.contains(app) {
+            throw ConsoleError.badRequest("App \(app) is not one this ledger serves (\(apps.joined(separator: ", "))).")
+        }
+        let overview = try await console.reads.subscriptionOverview(environment: environment, bundleId: app)
         func link(_ list: String, _ month: String? = nil) -> String {
-            "/console/subscriptions" + ConsoleLinks.query([("environment", environment), ("list", list)] + (month.map { [("month", $0)] } ?? [])) + "#list"
+            "/console/subscriptions"
+                + ConsoleLinks.query([("environment", environment), ("bundle_id", app ?? ""), ("list", list)] + (month.map { [("month", $0)] } ?? []))
+                + "#list"
         }
         let churned = overview.churnedByMonth, reactivated = overview.reactivatedByMonth
         let months = Set(churned.keys).union(reactivated.keys).sorted(by: >).prefix(24)
         var values: [String: Any] = [
             "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == environment] as [String: Any] },
+            "apps": [["value": "", "label": "every app", "selected": app == nil] as [String: Any]]
+                + apps.map { ["value": $0, "label": $0, "selected": $0 == app] as [String: Any] },
             "figures": [
                 ["id": "active", "label": "Active", "value": String(overview.active.count), "href": link("active")],
                 ["id": "paying", "label": "Paying (active, not in trial)", "value": String(overview.paying.count), "href": link("paying")],
@@ -63,7 +73,7 @@ struct SubscriptionsPage: Sendable {
                 "title": title, "count": items.count,
                 "items": items.prefix(1000).map { item in
                     ["originalTransactionId": item.originalTransactionId, "originalTransactionHref": ConsoleLinks.lookup(item.originalTransactionId),
-                     "productId": item.productId, "userId": item.userId, "userHref": ConsoleLinks.lookup(item.userId),
+                     "app": item.bundleId, "productId": item.productId, "userId": item.userId, "userHref": ConsoleLinks.lookup(item.userId),
                      "status": item.status.rawValue, "expiresAt": item.expiresAtMs.map(RevenueDay.iso8601) ?? "",
                      "autoRenew": item.autoRenew.map { $0 ? "on" : "off" } ?? "unknown",
                      "monthly": item.monthly.map(Self.amount) ?? "",

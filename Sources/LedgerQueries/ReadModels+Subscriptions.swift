@@ -13,6 +13,8 @@ import Postgres
 public struct SubscriptionOverview: Sendable {
     public struct Item: Sendable, Hashable {
         public var originalTransactionId: String
+        /// The app it was sold in.
+        public var bundleId: String
         public var productId: String
         public var userId: String
         public var status: SubscriptionSummary.Status
@@ -72,16 +74,19 @@ public struct SubscriptionOverview: Sendable {
 }
 
 extension ReadModels {
-    public func subscriptionOverview(environment: String) async throws -> SubscriptionOverview {
+    /// `bundleId`: one app's subscriptions only; nil: every app's.
+    public func subscriptionOverview(environment: String, bundleId: String? = nil) async throws -> SubscriptionOverview {
         try await mappingDatabaseErrors {
             let now = clock()
-            return try await withConsistentConnection { connection in
-                var owners: [String: (user: String, product: String)] = [:]
+            return try await withConsistentConnection { [legacy] connection in
+                let app: SQL = "coalesce(bundle_id, \(try legacy.name(on: connection)))"
+                var owners: [String: (user: String, product: String, app: String)] = [:]
                 for row in try connection.query("""
-                    SELECT original_transaction_id, user_id, product_id FROM projection_entitlements
+                    SELECT original_transaction_id, user_id, product_id, \(fragment: app) FROM projection_entitlements
                     WHERE kind = 'auto_renewable' AND environment = \(environment)
+                      AND (\(bundleId)::text IS NULL OR \(fragment: app) = \(bundleId))
                     """) {
-                    owners[try row.decode(0)] = (try row.decode(1), try row.decode(2))
+                    owners[try row.decode(0)] = (try row.decode(1), try row.decode(2), try row.decode(3))
                 }
                 var entries: [String: [SubscriptionEntry]] = [:]
                 for row in try connection.query("""
@@ -118,7 +123,7 @@ extension ReadModels {
                     let list = entries[original] ?? []
                     guard let summary = SubscriptionSummary(entries: list, renewal: renewals[original], nowMs: now) else { continue }
                     items.append(.init(
-                        originalTransactionId: original, productId: summary.productId, userId: owner.user, status: summary.status,
+                        originalTransactionId: original, bundleId: owner.app, productId: summary.productId, userId: owner.user, status: summary.status,
                         expiresAtMs: summary.expiresAtMs, inTrial: summary.inTrial, autoRenew: summary.autoRenew,
                         monthly: summary.monthly(latestSale: sales[original]?.gross, serviceMs: sales[original]?.serviceMs),
                         commitment: summary.commitment,

@@ -201,4 +201,36 @@ import Testing
             #expect(try await browser.get("/console/revenue?from=2023-11-01&to=2023-11-30&bundle_id=com.acme.unknown").status == 400)
         }
     }
+
+    @Test("the console's subscriptions page filters by app and shows each subscription's app")
+    func consoleSubscriptionsByApp() async throws {
+        try await Self.with { ledger in
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            var appends: [LedgerAppend] = []
+            for (id, app) in [("sub-game", LedgerHarness.bundleId), ("sub-puzzle", Self.other)] {
+                let delivered = PurchaseDelivered(
+                    transactionId: id, originalTransactionId: id, productId: "com.example.pro.monthly", kind: .autoRenewable, quantity: 1,
+                    userId: "alice", orderId: nil, environment: "Production", purchaseDateMs: 1_700_000_000_000,
+                    expiresDateMs: 4_102_444_800_000, priceMilliunits: 4_990, currency: "USD", appAccountToken: nil, appTransactionId: nil,
+                    isTrial: false, grants: [:], submissionId: "sub-\(id)", match: .appAccountToken, bundleId: app)
+                appends.append(LedgerAppend(stream: Streams.transaction(id), expectation: .noStream, events: [.purchaseDelivered(delivered)]))
+                appends.append(LedgerAppend(stream: Streams.ownership(id), expectation: .noStream, events: [
+                    .ownershipClaimed(OwnershipClaimed(
+                        originalTransactionId: id, productId: "com.example.pro.monthly", kind: .autoRenewable, userId: "alice", transactionId: id,
+                        environment: "Production", bundleId: app)),
+                ]))
+            }
+            try await log.append(appends, metadata: RequestMetadata(actor: "test"))
+            let browser = ConsoleClient(base: ledger.base)
+            defer { Task { await browser.shutdown() } }
+            _ = try await browser.signIn(LedgerHarness.financeToken)
+            let every = try await browser.get("/console/subscriptions?list=active")
+            #expect(every.status == 200)
+            #expect(every.body.contains(">sub-game<") && every.body.contains(">sub-puzzle<"))
+            #expect(every.body.contains("<td>\(Self.other)</td>"))
+            let one = try await browser.get("/console/subscriptions?list=active&bundle_id=\(Self.other)")
+            #expect(one.body.contains(">sub-puzzle<") && !one.body.contains(">sub-game<"))
+            #expect(try await browser.get("/console/subscriptions?bundle_id=com.acme.unknown").status == 400)
+        }
+    }
 }
