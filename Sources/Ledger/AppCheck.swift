@@ -4,8 +4,7 @@ public enum AppCheck {
     /// Why `evidence` is not for the app `bundleId`, or nil when it is. Evidence that names no
     /// app is refused too: nothing then proves the purchase was made in this app.
     public static func refusal(of evidence: Evidence, bundleId: String) -> String? {
-        guard let named = evidence.bundleId else { return "Apple's answer names no bundle id" }
-        return named == bundleId ? nil : "the receipt is for bundle \(named), not \(bundleId)"
+        refusal(of: evidence, servedApps: [bundleId])
     }
 
     /// Why `evidence` is for none of the apps `bundleIds` served, or nil when it is for one.

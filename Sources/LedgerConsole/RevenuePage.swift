@@ -44,12 +44,7 @@ struct RevenuePage: Sendable {
         guard let grouping = RevenueQuery.Grouping(rawValue: groupText) else {
             throw ConsoleError.badRequest("Group by \(RevenueQuery.Grouping.listed), not \(groupText).")
         }
-        // One app's lines, or every app's (the default).
-        let apps = console.service.configuration.apps.bundleIds
-        let app = parameters.get("bundle_id").flatMap { $0.isEmpty ? nil : $0 }
-        if let app, !apps.contains(app) {
-            throw ConsoleError.badRequest("App \(app) is not one this ledger serves (\(apps.joined(separator: ", "))).")
-        }
+        let app = try console.appFilter(parameters.get("bundle_id"))
         return try RevenueQuery(
             from: from, to: to, groupBy: grouping, environment: parameters.get("environment") ?? "Production", commission: console.commission,
             bundleId: app)
@@ -78,8 +73,7 @@ struct RevenuePage: Sendable {
             "from": query.from, "to": query.to, "environment": query.environment,
             "groupings": RevenueQuery.Grouping.allCases.map { ["value": $0.rawValue, "selected": $0 == query.groupBy] as [String: Any] },
             "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == query.environment] as [String: Any] },
-            "apps": [["value": "", "label": "every app", "selected": query.bundleId == nil] as [String: Any]]
-                + console.service.configuration.apps.bundleIds.map { ["value": $0, "label": $0, "selected": $0 == query.bundleId] as [String: Any] },
+            "apps": console.appChoices(selected: query.bundleId),
             "sandbox": query.environment == "Sandbox",
             "groupBy": query.groupBy.rawValue, "columns": RevenueReport.csvColumns.filter { $0 != "bundle_id" },
             "commission": query.commission.rawValue,

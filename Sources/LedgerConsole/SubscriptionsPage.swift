@@ -20,12 +20,7 @@ struct SubscriptionsPage: Sendable {
         let parameters = request.uri.queryParameters
         let environment = parameters.get("environment") ?? "Production"
         guard ["Production", "Sandbox"].contains(environment) else { throw ConsoleError.badRequest("Environment is Production or Sandbox.") }
-        // One app's subscriptions, or every app's (the default).
-        let apps = console.service.configuration.apps.bundleIds
-        let app = parameters.get("bundle_id").flatMap { $0.isEmpty ? nil : $0 }
-        if let app, !apps.contains(app) {
-            throw ConsoleError.badRequest("App \(app) is not one this ledger serves (\(apps.joined(separator: ", "))).")
-        }
+        let app = try console.appFilter(parameters.get("bundle_id"))
         let overview = try await console.reads.subscriptionOverview(environment: environment, bundleId: app)
         func link(_ list: String, _ month: String? = nil) -> String {
             "/console/subscriptions"
@@ -36,8 +31,7 @@ struct SubscriptionsPage: Sendable {
         let months = Set(churned.keys).union(reactivated.keys).sorted(by: >).prefix(24)
         var values: [String: Any] = [
             "environments": ["Production", "Sandbox"].map { ["value": $0, "selected": $0 == environment] as [String: Any] },
-            "apps": [["value": "", "label": "every app", "selected": app == nil] as [String: Any]]
-                + apps.map { ["value": $0, "label": $0, "selected": $0 == app] as [String: Any] },
+            "apps": console.appChoices(selected: app),
             "figures": [
                 ["id": "active", "label": "Active", "value": String(overview.active.count), "href": link("active")],
                 ["id": "paying", "label": "Paying (active, not in trial)", "value": String(overview.paying.count), "href": link("paying")],

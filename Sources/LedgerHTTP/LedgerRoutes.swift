@@ -261,14 +261,7 @@ struct LedgerRoutes: Sendable {
     }
 
     /// `named` when it is an app this ledger serves (400 `invalid_request` otherwise); nil for nil.
-    private func servedApp(named: String?) throws -> String? {
-        guard let named else { return nil }
-        let apps = service.configuration.apps
-        guard apps.bundleIds.contains(named) else {
-            throw APIError.invalidRequest("bundle_id \(named) is not an app this ledger serves (\(apps.bundleIds.joined(separator: ", ")))")
-        }
-        return named
-    }
+    private func servedApp(named: String?) throws -> String? { try service.configuration.apps.served(named) }
 
     private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app, .finance], request, context, perApp: true)

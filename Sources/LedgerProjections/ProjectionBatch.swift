@@ -12,9 +12,10 @@ import Postgres
 /// change one by one: the replay's dry run compares exactly that (the server's runner applies
 /// small pages, a rebuild large ones) and finds nothing to change.
 struct ProjectionBatch {
-    /// The app of changes whose events were recorded before several apps (their `bundleId` is
-    /// nil): the log's legacy app, read by the runner from the log itself.
-    let legacyApp: String
+    /// The app written for a change that names none: the runner hands projections events with
+    /// the log's legacy app filled in (`LedgerEvent.withApp`), so only a log that names no app
+    /// yet (never served by this release) has such changes.
+    private static let unknownApp = ""
     private var balances: [Key3: Int64] = [:]
     private var balanceOrder: [Key3] = []
     private var owners: [String: (app: String, user: String, product: String, kind: String, environment: String)] = [:]
@@ -53,14 +54,10 @@ struct ProjectionBatch {
         var c: String
     }
 
-    init(legacyApp: String) {
-        self.legacyApp = legacyApp
-    }
-
     mutating func add(_ change: ProjectionChange) {
         switch change {
         case .addToBalance(let app, let user, let unit, let delta):
-            let key = Key3(a: app ?? legacyApp, b: user, c: unit)
+            let key = Key3(a: app ?? Self.unknownApp, b: user, c: unit)
             if balances[key] == nil { balanceOrder.append(key) }
             balances[key, default: 0] += delta
         case .setOwner(let original, let app, let user, let product, let kind, let environment):
@@ -68,7 +65,7 @@ struct ProjectionBatch {
                 owners[original] = (first.app, user, first.product, first.kind, first.environment)
             } else {
                 ownerOrder.append(original)
-                owners[original] = (app ?? legacyApp, user, product, kind.rawValue, environment)
+                owners[original] = (app ?? Self.unknownApp, user, product, kind.rawValue, environment)
             }
         case .revokeOwnership(let original, let at):
             revocations[original] = min(revocations[original] ?? at, at)
@@ -96,7 +93,7 @@ struct ProjectionBatch {
                 }
             } else {
                 holderOrder.append(original)
-                holders[original] = (app ?? legacyApp, product, kind.rawValue, environment, user, place.position)
+                holders[original] = (app ?? Self.unknownApp, product, kind.rawValue, environment, user, place.position)
             }
         case .linkAppleAccount(let originals, let appTransactionId):
             for original in originals {
@@ -114,9 +111,8 @@ struct ProjectionBatch {
         case .timelineLink(let subject, let includes):
             if linked.insert(Key2(a: subject, b: includes)).inserted { timelineLinks.append((subject, includes)) }
         case .setCatalogPrice(let app, let product, let price, let currency, let effective):
-            append([ProjectionSQL.catalogPrice(app ?? legacyApp, product, price, currency, effectiveMs: effective)])
-        case .addRevenueSale(var sale):
-            sale.bundleId = sale.bundleId ?? legacyApp
+            append([ProjectionSQL.catalogPrice(app ?? Self.unknownApp, product, price, currency, effectiveMs: effective)])
+        case .addRevenueSale(let sale):
             sales.append(sale)
         case .addRevenueRefund(let transaction, let atMs, let fraction):
             revenue(ProjectionSQL.revenueRefund(transaction, atMs: atMs, fractionMilli: fraction))

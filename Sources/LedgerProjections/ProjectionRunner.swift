@@ -551,14 +551,12 @@ public final class ProjectionRunner: Sendable {
         // A log that records no apps yet writes them under "" (never served by this release;
         // `replay` refuses to rebuild it).
         var page = page
-        var legacyApp = ""
         if page.contains(where: { $0.event.recordedWithoutApp }), let legacy = try LegacyApp.read(on: connection) {
-            legacyApp = legacy
             page = page.map { (place: $0.place, event: $0.event.withApp(legacy)) }
         }
         for projection in projections {
             let checkpoint = checkpoints[projection.name] ?? 0
-            var batch = ProjectionBatch(legacyApp: legacyApp)
+            var batch = ProjectionBatch()
             if let folding = projection as? any FoldingProjection {
                 if let states = try fold(folding, page, after: checkpoint, on: connection, into: &batch) { statements.append(states) }
             } else {

@@ -55,6 +55,16 @@ public struct LedgerApps: Sendable, Hashable {
 
     public func app(_ bundleId: String) -> AppSettings? { apps.first { $0.bundleId == bundleId } }
 
+    /// `named` when this ledger serves it (an app named in a request or a query: 400
+    /// `invalid_request` otherwise); nil when none is named.
+    public func served(_ named: String?) throws(LedgerServiceError) -> String? {
+        guard let named else { return nil }
+        guard app(named) != nil else {
+            throw LedgerServiceError(.invalidRequest, "bundle_id \(named) is not an app this ledger serves (\(bundleIds.joined(separator: ", ")))")
+        }
+        return named
+    }
+
     /// How an operator finds the setting that names `app`'s catalog, for messages.
     public func catalogSetting(of app: AppSettings) -> String {
         file.map { "LEDGER_APPS (\($0), app \(app.bundleId), catalog)" } ?? "LEDGER_CATALOG"

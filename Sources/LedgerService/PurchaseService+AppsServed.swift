@@ -31,13 +31,7 @@ extension PurchaseService {
     /// it, else the only app served. With several apps served, one must be named.
     public func app(named: String?) throws(LedgerServiceError) -> String {
         let apps = configuration.apps
-        if let named {
-            guard apps.app(named) != nil else {
-                throw LedgerServiceError(
-                    .invalidRequest, "bundle_id \(named) is not an app this ledger serves (\(apps.bundleIds.joined(separator: ", ")))")
-            }
-            return named
-        }
+        if let named = try apps.served(named) { return named }
         guard !apps.isSeveral else {
             throw LedgerServiceError(
                 .invalidRequest, "bundle_id is required: this ledger serves several apps (\(apps.bundleIds.joined(separator: ", ")))")

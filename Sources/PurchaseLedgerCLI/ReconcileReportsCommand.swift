@@ -147,23 +147,6 @@ struct ReconciliationJSON: Encodable {
         }
     }
 
-    struct OtherApp: Encodable {
-        var line: OtherAppLine
-        enum CodingKeys: String, CodingKey {
-            case sku, title, units, currency
-            case appleIdentifier = "apple_identifier", proceedsMinor = "proceeds_minor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(line.appleIdentifier, forKey: .appleIdentifier)
-            try c.encode(line.sku, forKey: .sku)
-            try c.encode(line.title, forKey: .title)
-            try c.encode(line.units, forKey: .units)
-            try c.encode(line.proceedsMinor, forKey: .proceedsMinor)
-            try c.encode(line.currency, forKey: .currency)
-        }
-    }
-
     enum CodingKeys: String, CodingKey { case cells, agree, differ, otherApps = "other_apps" }
 
     func encode(to encoder: any Encoder) throws {
@@ -176,7 +159,8 @@ struct ReconciliationJSON: Encodable {
         }, forKey: .cells)
         try c.encode(cells.filter(\.agrees).count, forKey: .agree)
         try c.encode(cells.filter { !$0.agrees }.count, forKey: .differ)
-        try c.encode(otherApps.map(OtherApp.init), forKey: .otherApps)
+        // LedgerJSON's encoder writes its keys in snake_case: apple_identifier, proceeds_minor.
+        try c.encode(otherApps, forKey: .otherApps)
     }
 }
 

@@ -251,7 +251,7 @@ struct AppStoreReportTests {
     }
 
     @Test("a developer account's report with three apps' lines, two served: each line reconciled as its app's, the third app's listed apart")
-    func threeAppsTwoServed() {
+    func threeAppsTwoServed() throws {
         var third = Self.appleLine("THIRD-GEMS", units: 5, price: 499)
         third.proceedsMinor = 349
         third.title = "Gems"
@@ -275,6 +275,11 @@ struct AppStoreReportTests {
         #expect(result.differences.isEmpty)
         #expect(result.otherApps.map { "\($0.sku) \($0.title) \($0.units) \($0.proceedsMinor ?? -1) \($0.currency)" } == ["THIRD-GEMS Gems 5 1745 USD"])
         #expect(result.agrees, "another app's lines are listed apart, not differences")
+        // As `reconcile-reports --format json` writes them (CONTRACT's keys; no money stated is null).
+        var noMoney = result.otherApps[0]
+        noMoney.proceedsMinor = nil
+        let json = String(decoding: try LedgerJSON.encoder.encode([noMoney]), as: UTF8.self)
+        #expect(json == #"[{"apple_identifier":"1","currency":"USD","proceeds_minor":null,"sku":"THIRD-GEMS","title":"Gems","units":5}]"#, "\(json)")
 
         // A puzzle sale Apple did not report is a difference of the puzzle's, not the game's.
         let missing = ReportReconciliation.compare(report, ledger: ledger + [line("p2", "com.acme.puzzle", price: 199)]) { sku, _ in mapping[sku] }

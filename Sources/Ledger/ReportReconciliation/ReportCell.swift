@@ -167,4 +167,18 @@ public struct OtherAppLine: Sendable, Hashable, Codable {
         }
         currency = line.proceedsCurrency ?? line.currency
     }
+
+    enum CodingKeys: String, CodingKey { case appleIdentifier, sku, title, units, proceedsMinor, currency }
+
+    /// `proceeds_minor` is written null when the report gave none: a reader sees no money stated,
+    /// not a missing key (`reconcile-reports --format json`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(appleIdentifier, forKey: .appleIdentifier)
+        try c.encode(sku, forKey: .sku)
+        try c.encode(title, forKey: .title)
+        try c.encode(units, forKey: .units)
+        try c.encode(proceedsMinor, forKey: .proceedsMinor)
+        try c.encode(currency, forKey: .currency)
+    }
 }
