@@ -6,9 +6,8 @@ extension AppleSimulator {
     public var appAccountTokensSet: Int { core.withLock { $0.state.appAccountTokensSet } }
 
     /// Checks the body (`{"appAccountToken": UUID}`) and sets the token; success has no body.
-    func serverAPISetAppAccountToken(_ originalTransactionId: String, body: Data) throws {
+    func serverAPISetAppAccountToken(_ originalTransactionId: String, body: Data, bundleId: String) throws {
         let token = try Self.appAccountToken(in: body)
-        let bundleId = serverAPIBundleId
         try core.withLock { core in
             try core.state.setAppAccountToken(token, originalTransactionId: originalTransactionId, bundleId: bundleId)
         }

@@ -17,9 +17,8 @@ extension AppleSimulator {
     ///
     /// Like the simulator's other operations it posts before it answers, where Apple answers
     /// first; a repeated `requestIdentifier` answers the first grant and posts nothing.
-    func serverAPIExtendRenewalDate(_ originalTransactionId: String, body: Data) async throws -> Data {
+    func serverAPIExtendRenewalDate(_ originalTransactionId: String, body: Data, bundleId: String) async throws -> Data {
         let request = try RenewalExtensionRequest(validating: body, mass: false)
-        let bundleId = serverAPIBundleId
         let settings = notificationSettings
         let (granted, notifications) = try core.withLock { core in
             let (grant, events) = try core.state.extendRenewalDate(

@@ -16,8 +16,7 @@ extension AppleSimulator {
     /// Finish Transaction: marks the transaction finished, as `finish(transactionId:)` does
     /// for the device (a finished consumable leaves later receipts), and records the call. An
     /// id that is not a number is 400 4000006; unknown or of another app 404 4040010.
-    func serverAPIFinishTransaction(_ transactionId: String) throws {
-        let bundleId = serverAPIBundleId
+    func serverAPIFinishTransaction(_ transactionId: String, bundleId: String) throws {
         let receivedAt = machineNow
         try core.withLock { core in
             let transaction = try core.state.customer(owning: transactionId, bundleId: bundleId).transaction

@@ -52,15 +52,15 @@ extension AppleSimulator {
     ///
     /// - Parameter environment: whose subscriptions it extends. Not Apple's: the simulator
     ///   serves both environments on one URL, so the route takes it from `?environment=`.
-    func serverAPIMassExtendRenewalDate(body: Data, environment: SimulatedEnvironment) throws -> Data {
+    func serverAPIMassExtendRenewalDate(body: Data, environment: SimulatedEnvironment, bundleId: String) throws -> Data {
         let request = try RenewalExtensionRequest(validating: body, mass: true)
-        try core.withLock { try $0.state.requestMassExtension(request, environment: environment) }
+        try core.withLock { try $0.state.requestMassExtension(request, environment: environment, bundleId: bundleId) }
         return try AppleJSON.camelCaseData(ServerAPIBody.MassExtendRenewalDate(requestIdentifier: request.requestIdentifier))
     }
 
     /// Get Status of Subscription Renewal Date Extensions: counts the call, runs the request
     /// if this call makes it due, and answers its progress.
-    func serverAPIMassExtensionStatus(productId: String, requestIdentifier: String) async throws -> Data {
+    func serverAPIMassExtensionStatus(productId: String, requestIdentifier: String, bundleId: String) async throws -> Data {
         guard RenewalExtensionRequest.isValid(requestIdentifier: requestIdentifier) else {
             throw ServerAPIError.invalidRequestIdentifier
         }
@@ -68,7 +68,7 @@ extension AppleSimulator {
         let incompleteCalls = configuration.massExtensionIncompleteStatusCalls
         let (mass, notifications) = try core.withLock { core in
             let (index, isDue) = try core.state.countMassExtensionStatusCall(
-                productId: productId, requestIdentifier: requestIdentifier, incompleteCalls: incompleteCalls)
+                productId: productId, requestIdentifier: requestIdentifier, bundleId: bundleId, incompleteCalls: incompleteCalls)
             let built = isDue ? completeMassExtension(at: index, in: &core.state, settings: settings) : []
             return (core.state.renewalExtensions.massExtensions[index], built)
         }
@@ -92,7 +92,7 @@ extension AppleSimulator {
     private func completeMassExtension(
         at index: Int, in state: inout SimulatorState, settings: NotificationSettings
     ) -> [OutgoingNotification] {
-        let events = state.runMassExtension(at: index, bundleId: serverAPIBundleId)
+        let events = state.runMassExtension(at: index)
         var built = events.flatMap { buildNotifications(for: $0, in: state, settings: settings) }
         if settings.versions.contains(.v2) {
             let mass = state.renewalExtensions.massExtensions[index]
@@ -111,7 +111,7 @@ extension AppleSimulator {
         let payload = MassExtensionSummaryPayload(
             notificationUUID: UUID().uuidString.lowercased(),
             summary: .init(
-                environment: mass.environment.rawValue, appAppleId: settings.appAppleId, bundleId: serverAPIBundleId,
+                environment: mass.environment.rawValue, appAppleId: settings.appAppleId, bundleId: mass.bundleId,
                 productId: mass.productId, requestIdentifier: mass.requestIdentifier,
                 storefrontCountryCodes: mass.storefrontCountryCodes, succeededCount: Int64(mass.succeededCount),
                 failedCount: Int64(mass.failedCount)),

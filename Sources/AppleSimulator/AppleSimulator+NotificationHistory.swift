@@ -16,7 +16,7 @@ extension AppleSimulator {
     /// account, so of its environment; an unknown id lists none). Without a `transactionId`
     /// both environments are listed, since the simulator serves both on one URL. The simulator
     /// keeps every notification: no 180-day (30 in sandbox) horizon.
-    func serverAPINotificationHistory(body: Data, paginationToken: String?) throws -> Data {
+    func serverAPINotificationHistory(body: Data, paginationToken: String?, bundleId: String) throws -> Data {
         let request: ServerAPIBody.NotificationHistoryRequest
         do {
             request = try JSONDecoder().decode(ServerAPIBody.NotificationHistoryRequest.self, from: body)
@@ -34,7 +34,7 @@ extension AppleSimulator {
             from = Int(position)
         }
         let filter = NotificationHistoryFilter(
-            startMs: startMs, endMs: endMs, request: request, bundleId: serverAPIBundleId)
+            startMs: startMs, endMs: endMs, request: request, bundleId: bundleId)
         let (page, next) = core.withLock { core -> ([OutgoingNotification], Int?) in
             let transactions = core.state.transactions
             let appleId = request.transactionId.map { transactions[$0]?.appleId }

@@ -61,8 +61,7 @@ extension AppleSimulator {
     // MARK: - Answers (JSON bodies; errors are `ServerAPIError`)
 
     /// Get Transaction Info.
-    func serverAPITransactionInfo(_ transactionId: String) throws -> Data {
-        let bundleId = serverAPIBundleId
+    func serverAPITransactionInfo(_ transactionId: String, bundleId: String) throws -> Data {
         let (transaction, now) = try core.withLock { core in
             try (core.state.customer(owning: transactionId, bundleId: bundleId).transaction, core.state.nowMs)
         }
@@ -71,9 +70,8 @@ extension AppleSimulator {
     }
 
     /// Get Transaction History (v2).
-    func serverAPITransactionHistory(_ transactionId: String, parameters: [String: [String]]) throws -> Data {
+    func serverAPITransactionHistory(_ transactionId: String, parameters: [String: [String]], bundleId: String) throws -> Data {
         let query = try HistoryQuery(parameters: parameters)
-        let bundleId = serverAPIBundleId
         let (page, now) = try core.withLock { core in
             let account = try core.state.customer(owning: transactionId, bundleId: bundleId).account
             return (core.state.transactionHistory(of: account, query: query), core.state.nowMs)
@@ -86,9 +84,8 @@ extension AppleSimulator {
     }
 
     /// Get Refund History (v2).
-    func serverAPIRefundHistory(_ transactionId: String, parameters: [String: [String]]) throws -> Data {
+    func serverAPIRefundHistory(_ transactionId: String, parameters: [String: [String]], bundleId: String) throws -> Data {
         let after = try HistoryQuery.position(parameters["revision"]?.last)
-        let bundleId = serverAPIBundleId
         let (page, now) = try core.withLock { core in
             let account = try core.state.customer(owning: transactionId, bundleId: bundleId).account
             return (core.state.refundHistory(of: account, after: after), core.state.nowMs)
@@ -100,9 +97,8 @@ extension AppleSimulator {
     }
 
     /// Get All Subscription Statuses: the account's subscriptions, grouped by subscription group.
-    func serverAPISubscriptionStatuses(_ transactionId: String, parameters: [String: [String]]) throws -> Data {
+    func serverAPISubscriptionStatuses(_ transactionId: String, parameters: [String: [String]], bundleId: String) throws -> Data {
         let statuses = try HistoryQuery.statuses(parameters)
-        let bundleId = serverAPIBundleId
         let (account, lines, now) = try core.withLock { core in
             let account = try core.state.customer(owning: transactionId, bundleId: bundleId).account
             return (account, core.state.subscriptionStatuses(of: account, statuses: statuses), core.state.nowMs)
@@ -130,8 +126,7 @@ extension AppleSimulator {
     }
 
     /// Look Up Order ID: status 0 with the order's transactions, or 1 for an unknown order.
-    func serverAPIOrderLookup(_ orderId: String) throws -> Data {
-        let bundleId = serverAPIBundleId
+    func serverAPIOrderLookup(_ orderId: String, bundleId: String) throws -> Data {
         let (transactions, now) = core.withLock { core in
             // Apple answers status 1 for a malformed id as for an unknown one.
             let found = AppleOrderId.isWellFormed(orderId) ? core.state.transactions(inOrder: orderId, bundleId: bundleId) : []
@@ -145,8 +140,7 @@ extension AppleSimulator {
     }
 
     /// Send Consumption Information (v2): checks the body as Apple does and records it.
-    func serverAPISendConsumption(_ transactionId: String, body: Data) throws {
-        let bundleId = serverAPIBundleId
+    func serverAPISendConsumption(_ transactionId: String, body: Data, bundleId: String) throws {
         let receivedAt = machineNow
         try core.withLock { core in
             let transaction = try core.state.customer(owning: transactionId, bundleId: bundleId).transaction

@@ -26,15 +26,16 @@ extension AppleSimulator {
     /// Returns once the post is done (or failed), so the notification is in
     /// `sentNotifications` and in notification history; Apple answers first and posts after.
     /// The simulator serves both environments on one URL, so the environment is a parameter
-    /// (default sandbox) where Apple's comes from the host called.
+    /// (default sandbox) where Apple's comes from the host called. `bundleId`: the app asking
+    /// (the token's `bid`); nil: the key's own.
     @discardableResult
-    public func requestTestNotification(environment: SimulatedEnvironment = .sandbox) async throws -> String {
+    public func requestTestNotification(environment: SimulatedEnvironment = .sandbox, bundleId: String? = nil) async throws -> String {
         let now = nowMilliseconds
         let uuid = UUID().uuidString.lowercased()
         let payload = TestNotificationPayload(
             notificationUUID: uuid,
             data: .init(
-                appAppleId: configuration.appAppleId, bundleId: serverAPIBundleId,
+                appAppleId: configuration.appAppleId, bundleId: bundleId ?? serverAPIBundleId,
                 bundleVersion: configuration.bundleVersion, environment: environment.rawValue),
             signedDate: now)
         let signedPayload = try certificateAuthority.sign(payload)

@@ -29,6 +29,9 @@ public struct RenewalExtension: Sendable, Codable, Hashable {
 /// See https://developer.apple.com/documentation/appstoreserverapi/massextendrenewaldatestatusresponse
 public struct MassRenewalExtension: Sendable, Codable, Hashable {
     public var requestIdentifier: String
+    /// The app whose key asked (the token's `bid`): it covers that app's subscriptions only,
+    /// and only that app may ask its status.
+    public var bundleId: String
     public var productId: String
     public var extendByDays: Int
     public var extendReasonCode: Int

@@ -18,6 +18,12 @@ public struct ServerAPIAuthentication: Sendable, Hashable {
     /// The expected `bid`. Transactions of other apps are unknown to the Server API (404), as
     /// Apple's answers are per app.
     public var bundleId: String
+    /// The team's other apps: an In-App Purchase key is the team's, so a token naming one of
+    /// these in `bid` is accepted too, and answered for that app.
+    public var otherBundleIds: Set<String> = []
+
+    /// Every app a token may name.
+    public var bundleIds: Set<String> { otherBundleIds.union([bundleId]) }
 
     public init(publicKeyPEM: String, issuerId: String, keyId: String, bundleId: String) {
         self.publicKeyPEM = publicKeyPEM

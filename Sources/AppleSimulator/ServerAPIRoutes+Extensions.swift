@@ -6,25 +6,25 @@ import Hummingbird
 extension ServerAPIRoutes {
     func registerExtensions(on router: Router<BasicRequestContext>) {
         router.put("inApps/v1/subscriptions/extend/:originalTransactionId") { request, context in
-            await answer(.extendRenewalDate, request) {
+            await answer(.extendRenewalDate, request) { bundleId in
                 let body = try await HTTPReplies.body(of: request)
                 return .json(
                     try await simulator.serverAPIExtendRenewalDate(
-                        try context.parameters.require("originalTransactionId"), body: body))
+                        try context.parameters.require("originalTransactionId"), body: body, bundleId: bundleId))
             }
         }
         router.post("inApps/v1/subscriptions/extend/mass") { request, _ in
-            await answer(.massExtendRenewalDate, request) {
+            await answer(.massExtendRenewalDate, request) { bundleId in
                 let body = try await HTTPReplies.body(of: request)
-                return .json(try simulator.serverAPIMassExtendRenewalDate(body: body, environment: try Self.environment(of: request)))
+                return .json(try simulator.serverAPIMassExtendRenewalDate(body: body, environment: try Self.environment(of: request), bundleId: bundleId))
             }
         }
         router.get("inApps/v1/subscriptions/extend/mass/:productId/:requestIdentifier") { request, context in
-            await answer(.massExtendRenewalDateStatus, request) {
+            await answer(.massExtendRenewalDateStatus, request) { bundleId in
                 .json(
                     try await simulator.serverAPIMassExtensionStatus(
                         productId: try context.parameters.require("productId"),
-                        requestIdentifier: try context.parameters.require("requestIdentifier")))
+                        requestIdentifier: try context.parameters.require("requestIdentifier"), bundleId: bundleId))
             }
         }
     }

@@ -14,62 +14,62 @@ struct ServerAPIRoutes {
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("inApps/v1/transactions/:transactionId") { request, context in
-            await answer(.transactionInfo, request) {
-                .json(try simulator.serverAPITransactionInfo(try context.parameters.require("transactionId")))
+            await answer(.transactionInfo, request) { bundleId in
+                .json(try simulator.serverAPITransactionInfo(try context.parameters.require("transactionId"), bundleId: bundleId))
             }
         }
         router.get("inApps/v2/history/:transactionId") { request, context in
-            await answer(.transactionHistory, request) {
+            await answer(.transactionHistory, request) { bundleId in
                 .json(
                     try simulator.serverAPITransactionHistory(
-                        try context.parameters.require("transactionId"), parameters: Self.parameters(of: request)))
+                        try context.parameters.require("transactionId"), parameters: Self.parameters(of: request), bundleId: bundleId))
             }
         }
         router.get("inApps/v1/subscriptions/:transactionId") { request, context in
-            await answer(.subscriptionStatuses, request) {
+            await answer(.subscriptionStatuses, request) { bundleId in
                 .json(
                     try simulator.serverAPISubscriptionStatuses(
-                        try context.parameters.require("transactionId"), parameters: Self.parameters(of: request)))
+                        try context.parameters.require("transactionId"), parameters: Self.parameters(of: request), bundleId: bundleId))
             }
         }
         router.get("inApps/v2/refund/lookup/:transactionId") { request, context in
-            await answer(.refundHistory, request) {
+            await answer(.refundHistory, request) { bundleId in
                 .json(
                     try simulator.serverAPIRefundHistory(
-                        try context.parameters.require("transactionId"), parameters: Self.parameters(of: request)))
+                        try context.parameters.require("transactionId"), parameters: Self.parameters(of: request), bundleId: bundleId))
             }
         }
         router.get("inApps/v1/lookup/:orderId") { request, context in
-            await answer(.orderLookup, request) {
-                .json(try simulator.serverAPIOrderLookup(try context.parameters.require("orderId")))
+            await answer(.orderLookup, request) { bundleId in
+                .json(try simulator.serverAPIOrderLookup(try context.parameters.require("orderId"), bundleId: bundleId))
             }
         }
         router.post("inApps/v1/notifications/history") { request, _ in
-            await answer(.notificationHistory, request) {
+            await answer(.notificationHistory, request) { bundleId in
                 let token = request.uri.queryParameters["paginationToken"].map(String.init)
                 let body = try await HTTPReplies.body(of: request)
-                return .json(try simulator.serverAPINotificationHistory(body: body, paginationToken: token))
+                return .json(try simulator.serverAPINotificationHistory(body: body, paginationToken: token, bundleId: bundleId))
             }
         }
         router.put("inApps/v2/transactions/consumption/:transactionId") { request, context in
-            await answer(.consumption, request) {
+            await answer(.consumption, request) { bundleId in
                 let body = try await HTTPReplies.body(of: request)
-                try simulator.serverAPISendConsumption(try context.parameters.require("transactionId"), body: body)
+                try simulator.serverAPISendConsumption(try context.parameters.require("transactionId"), body: body, bundleId: bundleId)
                 return .accepted
             }
         }
         router.post("inApps/v1/notifications/test") { request, _ in
-            await answer(.testNotification, request) {
+            await answer(.testNotification, request) { bundleId in
                 // Not Apple's: the simulator serves both environments on one URL, so the
                 // environment of the TEST notification may be named (default sandbox).
                 let named = request.uri.queryParameters["environment"].map(String.init)
                 let environment = try named.map { try ControlAPI.environment($0) } ?? .sandbox
-                let token = try await simulator.requestTestNotification(environment: environment)
+                let token = try await simulator.requestTestNotification(environment: environment, bundleId: bundleId)
                 return .json(try AppleJSON.camelCaseData(ServerAPIBody.TestNotification(testNotificationToken: token)))
             }
         }
         router.get("inApps/v1/notifications/test/:token") { request, context in
-            await answer(.testNotificationStatus, request) {
+            await answer(.testNotificationStatus, request) { _ in
                 .json(try simulator.serverAPITestNotificationStatus(try context.parameters.require("token")))
             }
         }
@@ -87,9 +87,10 @@ struct ServerAPIRoutes {
         case empty
     }
 
-    /// Counts the call, applies an injected failure, checks the JWT, then runs `handler`.
+    /// Counts the call, applies an injected failure, checks the JWT, then runs `handler` for the
+    /// app the JWT names (`bid`): Apple answers per app.
     func answer(
-        _ endpoint: ServerAPIEndpoint, _ request: Request, _ handler: () async throws -> Success
+        _ endpoint: ServerAPIEndpoint, _ request: Request, _ handler: (String) async throws -> Success
     ) async -> Response {
         if let rule = simulator.beginServerAPICall(endpoint) {
             if rule.delayMilliseconds > 0 {
@@ -113,14 +114,15 @@ struct ServerAPIRoutes {
             logger.debug("Server API call refused: no serverAPI configuration", metadata: ["endpoint": "\(endpoint.rawValue)"])
             return Response(status: .unauthorized)
         }
+        let bundleId: String
         do {
-            try await verifier.verify(authorization: request.headers[.authorization], now: simulator.machineNow)
+            bundleId = try await verifier.verify(authorization: request.headers[.authorization], now: simulator.machineNow)
         } catch {
             logger.debug("Server API token refused", metadata: ["endpoint": "\(endpoint.rawValue)", "reason": "\(error)"])
             return Response(status: .unauthorized)
         }
         do {
-            switch try await handler() {
+            switch try await handler(bundleId) {
             case .json(let data): return HTTPReplies.json(data)
             case .accepted: return Response(status: .accepted)
             case .empty: return Response(status: .ok)

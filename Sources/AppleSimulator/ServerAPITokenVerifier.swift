@@ -34,13 +34,13 @@ struct ServerAPITokenVerifier: Sendable {
         }
     }
 
-    /// Accepts the request or throws a `Refusal`.
+    /// Accepts the request, answering the app its token names (`bid`), or throws a `Refusal`.
     ///
     /// - Parameters:
     ///   - authorization: the `Authorization` header, if any.
     ///   - now: the wall clock: tokens are made by a real client on real time, whatever the
     ///     simulated clock says.
-    func verify(authorization: String?, now: Date) async throws {
+    func verify(authorization: String?, now: Date) async throws -> String {
         guard let authorization, let token = Self.bearerToken(authorization) else {
             throw Refusal("no Bearer token")
         }
@@ -60,13 +60,15 @@ struct ServerAPITokenVerifier: Sendable {
         } catch {
             throw Refusal("signature or payload refused: \(error)")
         }
-        try check(claims, now: now)
+        return try check(claims, now: now)
     }
 
-    private func check(_ claims: Claims, now: Date) throws {
+    private func check(_ claims: Claims, now: Date) throws -> String {
         guard claims.iss?.value == authentication.issuerId else { throw Refusal("iss is not the configured issuer") }
         guard claims.aud?.value == [Self.audience] else { throw Refusal("aud is not \(Self.audience)") }
-        guard claims.bid == authentication.bundleId else { throw Refusal("bid is not the configured bundle id") }
+        guard let bundleId = claims.bid, authentication.bundleIds.contains(bundleId) else {
+            throw Refusal("bid is not one of the team's bundle ids")
+        }
         guard let issuedAt = claims.iat?.value else { throw Refusal("no iat") }
         guard let expiresAt = claims.exp?.value else { throw Refusal("no exp") }
         guard issuedAt.timeIntervalSince(now) <= Self.allowedSkew else { throw Refusal("iat is in the future") }
@@ -74,6 +76,7 @@ struct ServerAPITokenVerifier: Sendable {
         guard expiresAt.timeIntervalSince(issuedAt) <= Self.maximumLifetime else {
             throw Refusal("exp is more than an hour after iat")
         }
+        return bundleId
     }
 
     /// The token of "Bearer TOKEN" (scheme in any case), nil for any other scheme.

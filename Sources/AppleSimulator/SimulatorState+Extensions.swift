@@ -39,7 +39,7 @@ extension SimulatorState {
     /// Records a mass extension request to run later (`runMassExtension`). The same
     /// `requestIdentifier` for the same product again changes nothing, as Apple's does. A
     /// product that is not an auto-renewable subscription of the catalog is 400 4000023.
-    mutating func requestMassExtension(_ request: RenewalExtensionRequest, environment: SimulatedEnvironment) throws {
+    mutating func requestMassExtension(_ request: RenewalExtensionRequest, environment: SimulatedEnvironment, bundleId: String) throws {
         guard let product = products[request.productId], product.kind == .autoRenewable else {
             throw ServerAPIError.invalidProductId
         }
@@ -47,7 +47,7 @@ extension SimulatorState {
         else { return }
         renewalExtensions.massExtensions.append(
             MassRenewalExtension(
-                requestIdentifier: request.requestIdentifier, productId: product.productId,
+                requestIdentifier: request.requestIdentifier, bundleId: bundleId, productId: product.productId,
                 extendByDays: request.extendByDays, extendReasonCode: request.extendReasonCode,
                 storefrontCountryCodes: request.storefrontCountryCodes, environment: environment, requestedAtMs: nowMs,
                 statusCalls: 0, completeDateMs: nil, succeededCount: 0, failedCount: 0))
@@ -56,9 +56,11 @@ extension SimulatorState {
     /// Counts one Get Status call on a mass extension and says whether it is now due to run:
     /// pending, and asked more than `incompleteCalls` times. Unknown: 404 4040009.
     mutating func countMassExtensionStatusCall(
-        productId: String, requestIdentifier: String, incompleteCalls: Int
+        productId: String, requestIdentifier: String, bundleId: String, incompleteCalls: Int
     ) throws -> (index: Int, isDue: Bool) {
-        guard let index = renewalExtensions.massIndex(productId: productId, requestIdentifier: requestIdentifier) else {
+        guard let index = renewalExtensions.massIndex(productId: productId, requestIdentifier: requestIdentifier),
+            renewalExtensions.massExtensions[index].bundleId == bundleId
+        else {
             throw ServerAPIError.statusRequestNotFound
         }
         renewalExtensions.massExtensions[index].statusCalls += 1
@@ -71,7 +73,7 @@ extension SimulatorState {
     /// that qualifies is extended (RENEWAL_EXTENDED), each one that does not counts as failed
     /// (RENEWAL_EXTENSION, subtype FAILURE, about its latest transaction). Returns those
     /// events, in the order of the original transaction ids; the SUMMARY is the caller's.
-    mutating func runMassExtension(at index: Int, bundleId: String) -> [NotificationEvent] {
+    mutating func runMassExtension(at index: Int) -> [NotificationEvent] {
         var mass = renewalExtensions.massExtensions[index]
         guard !mass.isComplete else { return [] }
         let request = RenewalExtensionRequest(
@@ -81,7 +83,7 @@ extension SimulatorState {
         let storefronts = mass.storefrontCountryCodes.map { Set($0) }
         let covered = subscriptions.values.filter { s in
             guard s.productId == mass.productId, s.environment == mass.environment, !s.hasEnded,
-                transactions[s.originalTransactionId]?.bundleId == bundleId
+                transactions[s.originalTransactionId]?.bundleId == mass.bundleId
             else { return false }
             let storefront = accounts[s.appleId]?.storefront ?? SimulatedStorefront.defaultCountry
             return storefronts?.contains(storefront) ?? true

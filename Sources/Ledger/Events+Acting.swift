@@ -176,11 +176,14 @@ public struct OfferSignatureIssued: LedgerEventPayload {
     /// When StoreKit stops accepting it (the legacy kind: 24 hours); nil for the JWS kinds.
     public var expiresAtMs: Int64?
     public var signatureSha256: String
+    /// The app the offer is for (a JWS signature names it, `bid`); nil when issued before
+    /// events named their app.
+    public var bundleId: String?
 
     public init(
         signatureId: String, kind: OfferSignatureKind, userId: String, productId: String, offerId: String?, transactionId: String?,
         allowIntroductoryOffer: Bool?, nonce: String, timestampMs: Int64, keyId: String, appAccountToken: String?, expiresAtMs: Int64?,
-        signatureSha256: String
+        signatureSha256: String, bundleId: String? = nil
     ) {
         self.signatureId = signatureId
         self.kind = kind
@@ -195,6 +198,7 @@ public struct OfferSignatureIssued: LedgerEventPayload {
         self.appAccountToken = appAccountToken
         self.expiresAtMs = expiresAtMs
         self.signatureSha256 = signatureSha256
+        self.bundleId = bundleId
     }
 }
 
@@ -219,10 +223,13 @@ public struct MassRenewalExtensionRequested: LedgerEventPayload {
     /// Apple's answer to the request; nil when recorded before asking.
     public var answerDocumentSha256: String?
     public var atMs: Int64
+    /// The app whose subscribers it extends (a product id is one app's); nil when requested
+    /// before events named their app.
+    public var bundleId: String?
 
     public init(
         requestId: String, productId: String, environment: String, days: Int64, reason: ExtensionReason, note: String?, storefronts: [String]?,
-        requestDocumentSha256: String, answerDocumentSha256: String?, atMs: Int64
+        requestDocumentSha256: String, answerDocumentSha256: String?, atMs: Int64, bundleId: String? = nil
     ) {
         self.requestId = requestId
         self.productId = productId
@@ -234,6 +241,7 @@ public struct MassRenewalExtensionRequested: LedgerEventPayload {
         self.requestDocumentSha256 = requestDocumentSha256
         self.answerDocumentSha256 = answerDocumentSha256
         self.atMs = atMs
+        self.bundleId = bundleId
     }
 }
 

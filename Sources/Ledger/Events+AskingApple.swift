@@ -16,14 +16,20 @@ public struct ReconciliationCompleted: LedgerEventPayload {
     public var notificationsRecorded: Int
     /// sha256 (hex) of every history page's body, in order.
     public var documentSha256List: [String]
+    /// The app whose history it read; nil when recorded before events named their app.
+    public var bundleId: String?
 
-    public init(environment: String, fromMs: Int64, toMs: Int64, notificationsSeen: Int, notificationsRecorded: Int, documentSha256List: [String]) {
+    public init(
+        environment: String, fromMs: Int64, toMs: Int64, notificationsSeen: Int, notificationsRecorded: Int, documentSha256List: [String],
+        bundleId: String? = nil
+    ) {
         self.environment = environment
         self.fromMs = fromMs
         self.toMs = toMs
         self.notificationsSeen = notificationsSeen
         self.notificationsRecorded = notificationsRecorded
         self.documentSha256List = documentSha256List
+        self.bundleId = bundleId
     }
 }
 

@@ -75,6 +75,12 @@ public struct AppStreams: Sendable, Hashable {
         isLegacy ? Streams.consent(userId: userId) : "consent \(bundleId) \(userId)"
     }
 
+    /// Where reconciliation with this app's notification history stands in one environment:
+    /// Apple keeps a history per app.
+    public func reconciliation(environment: String) -> String {
+        isLegacy ? Streams.reconciliation(environment: environment) : "reconciliation \(bundleId) \(environment)"
+    }
+
     /// A spend's idempotency key.
     public func spendKey(userId: String, spendId: String) -> String {
         isLegacy ? "spend:\(userId.utf8.count):\(userId):\(spendId)" : "spend \(bundleId) \(userId.utf8.count):\(userId):\(spendId)"

@@ -37,6 +37,7 @@ enum APIBodies {
         var offerId: String?
         var transactionId: String?
         var allowIntroductoryOffer: Bool?
+        var bundleId: String?
     }
 
     struct AppAccountToken: Decodable {
@@ -201,11 +202,13 @@ enum APIAnswers {
             var originalTransactionId: String
             var productId: String
             var userId: String?
+            var bundleId: String?
             init(_ t: AppleOrderView.Transaction) {
                 transactionId = t.transactionId
                 originalTransactionId = t.originalTransactionId
                 productId = t.productId
                 userId = t.userId
+                bundleId = t.bundleId
             }
             func encode(to encoder: any Encoder) throws {
                 var c = encoder.container(keyedBy: Keys.self)
@@ -213,8 +216,9 @@ enum APIAnswers {
                 try c.encode(originalTransactionId, forKey: .originalTransactionId)
                 try c.encode(productId, forKey: .productId)
                 try c.encode(userId, forKey: .userId)
+                try c.encode(bundleId, forKey: .bundleId)
             }
-            enum Keys: String, CodingKey { case transactionId, originalTransactionId, productId, userId }
+            enum Keys: String, CodingKey { case transactionId, originalTransactionId, productId, userId, bundleId }
         }
     }
 

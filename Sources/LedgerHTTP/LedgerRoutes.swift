@@ -132,8 +132,11 @@ struct LedgerRoutes: Sendable {
 
     /// Support's goodwill: Apple's Extend a Subscription Renewal Date, recorded as an act.
     private func extend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.support], request, context)
+        let context = try authenticator.require([.support], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        if let limit = context.app, try await reads(for: request).subscription(id)?.bundleId != limit {
+            throw APIError(.notFound, "not_found", "the ledger holds no subscription \(id)")
+        }
         let body = try await APIBodies.decode(APIBodies.Extend.self, from: request)
         guard (1...90).contains(body.days) else { throw APIError.invalidRequest("days is 1 to 90 (Apple's limit)") }
         guard let reason = ExtensionReason(rawValue: body.reason) else {
@@ -151,8 +154,12 @@ struct LedgerRoutes: Sendable {
 
     /// Fixing attribution: Apple's Set App Account Token, and the purchase's owner with it.
     private func setAppAccountToken(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.support, .app], request, context)
+        let context = try authenticator.require([.support, .app], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("original_transaction_id"), "original_transaction_id")
+        // Another app's purchase, to a token limited to one, is as if it did not exist.
+        if let limit = context.app, try await reads(for: request).ownership(id)?.bundleId != limit {
+            throw APIError(.notFound, "not_found", "the ledger holds no purchase \(id)")
+        }
         let body = try await APIBodies.decode(APIBodies.AppAccountToken.self, from: request)
         guard let token = UUID(uuidString: body.appAccountToken) else {
             throw APIError.invalidRequest("app_account_token must be a UUID")
@@ -165,7 +172,7 @@ struct LedgerRoutes: Sendable {
 
     /// The app's server signs an offer for StoreKit; the ledger records who was offered what.
     private func signOffer(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.OfferSignature.self, from: request)
         guard let kind = OfferSignatureKind(rawValue: body.kind) else {
             throw APIError.invalidRequest("kind is \(OfferSignatureKind.allCases.map(\.rawValue).joined(separator: ", ")), not \(body.kind)")
@@ -174,7 +181,7 @@ struct LedgerRoutes: Sendable {
             userId: try APIBodies.identifier(body.userId, "user_id"), productId: try APIBodies.identifier(body.productId, "product_id"), kind: kind,
             offerId: try body.offerId.map { try APIBodies.identifier($0, "offer_id") },
             transactionId: try body.transactionId.map { try APIBodies.identifier($0, "transaction_id") },
-            allowIntroductoryOffer: body.allowIntroductoryOffer)
+            allowIntroductoryOffer: body.allowIntroductoryOffer, bundleId: try app(for: context, named: body.bundleId))
         let issued = try await service.issueOfferSignature(
             offer, idempotencyKey: try idempotencyKey(request, context, route: "offers"), metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.OfferSignature(
@@ -197,7 +204,7 @@ struct LedgerRoutes: Sendable {
     }
 
     private func restore(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.app], request, context)
+        let context = try authenticator.require([.app], request, context, perApp: true)
         let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
         let body = try await APIBodies.decode(APIBodies.Restore.self, from: request)
         let proof: String
@@ -213,7 +220,7 @@ struct LedgerRoutes: Sendable {
             throw APIError.invalidRequest("send one of signed_transaction and transaction_id")
         }
         let outcome = try await service.restoreThroughApple(
-            userId: user, proof: proof, idempotencyKey: try idempotencyKey(request, context, route: "restore"), metadata: metadata(request, context))
+            userId: user, proof: proof, appLimit: context.app, idempotencyKey: try idempotencyKey(request, context, route: "restore"), metadata: metadata(request, context))
         record(outcome)
         return try APIAnswers.response(for: outcome)
     }
@@ -301,9 +308,10 @@ struct LedgerRoutes: Sendable {
     }
 
     private func appleOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let context = try authenticator.require([.finance, .support], request, context)
+        let context = try authenticator.require([.finance, .support], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("order_id"), "order_id")
-        guard let view = try await service.lookUpAppleOrder(id, metadata: metadata(request, context)) else {
+        // A token limited to one app asks with that app's key alone: Apple answers its orders only.
+        guard let view = try await service.lookUpAppleOrder(id, bundleId: context.app, metadata: metadata(request, context)) else {
             throw APIError(.notFound, "not_found", "Apple knows no order \(id)")
         }
         return try JSONResponse.make(APIAnswers.AppleOrder(view: view))

@@ -114,12 +114,13 @@ public struct LedgerServer: Sendable {
             // bundle id and environment only (docs/design-notes.md, Apple's library evaluated).
             logger.warning("APPLE_APP_APPLE_ID is not set: production signed notifications are not checked against the app's Apple id")
         }
-        var serverAPI: ServerAPIClient?
+        var serverAPI: ServerAPIClients?
         if let api = configuration.serverAPI {
             do {
-                serverAPI = try await ServerAPIClient(
-                    configuration: api, clock: configuration.machineClock, httpClient: httpClient, logger: logger,
-                    onUnauthorized: { metrics.recordAppleUnauthorized() })
+                // One team key; a client per app, as Apple answers per app.
+                serverAPI = try await ServerAPIClients(
+                    configuration: api, bundleIds: configuration.ledger.apps.bundleIds, clock: configuration.machineClock, httpClient: httpClient,
+                    logger: logger, onUnauthorized: { metrics.recordAppleUnauthorized() })
             } catch {
                 await pool.close()
                 try? await httpClient.shutdown()
@@ -160,8 +161,10 @@ public struct LedgerServer: Sendable {
             try? await httpClient.shutdown()
             throw error
         }
-        if let file = configuration.catalogFile {
-            let setting = configuration.ledger.apps.catalogSetting(of: configuration.ledger.apps.first)
+        // Each app's catalog, as its file says now.
+        for app in configuration.ledger.apps.apps {
+            guard let file = app.catalogFile else { continue }
+            let setting = configuration.ledger.apps.catalogSetting(of: app)
             do {
                 // A file that cannot be read or parsed is configuration (exit 78, no restart loop);
                 // a database that fails to record it is not.
@@ -174,8 +177,8 @@ public struct LedgerServer: Sendable {
                 } catch {
                     throw LedgerServiceError(.invalidConfiguration, "\(setting): cannot read \(file)")
                 }
-                let loaded = try await service.loadCatalog(data, metadata: RequestMetadata(actor: "serve:LEDGER_CATALOG"))
-                logger.info("catalog loaded", metadata: ["file": "\(file)", "products": "\(loaded.products.count)"])
+                let loaded = try await service.loadCatalog(data, bundleId: app.bundleId, metadata: RequestMetadata(actor: "serve:LEDGER_CATALOG"))
+                logger.info("catalog loaded", metadata: ["app": "\(app.bundleId)", "file": "\(file)", "products": "\(loaded.products.count)"])
             } catch {
                 await pool.close()
                 try? await httpClient.shutdown()
@@ -225,10 +228,10 @@ public struct LedgerServer: Sendable {
         if let serverAPI {
             // Asking Apple: refund requests answered, lost notifications recovered, the sales
             // seen only in receipts given Apple's signed storefront and price.
-            let answerer = ConsumptionAnswerer(service: service, client: serverAPI, pollInterval: configuration.workerPollInterval, logger: logger)
+            let answerer = ConsumptionAnswerer(service: service, clients: serverAPI, pollInterval: configuration.workerPollInterval, logger: logger)
             services.append(BackgroundLoop { await answerer.run() })
             if let interval = configuration.ledger.reconcileInterval {
-                let reconciler = Reconciler(service: service, client: serverAPI, logger: logger)
+                let reconciler = Reconciler(service: service, clients: serverAPI, logger: logger)
                 services.append(BackgroundLoop { await reconciler.run(every: interval) })
             }
             if configuration.ledger.finishTransactions {
@@ -237,7 +240,7 @@ public struct LedgerServer: Sendable {
                 services.append(BackgroundLoop { await finisher.run() })
             }
             if let interval = configuration.ledger.transactionInfoInterval {
-                let asker = TransactionInfoWorker(service: service, client: serverAPI, interval: interval, logger: logger)
+                let asker = TransactionInfoWorker(service: service, clients: serverAPI, interval: interval, logger: logger)
                 transactionInfo = asker
                 services.append(BackgroundLoop { await asker.run() })
             }

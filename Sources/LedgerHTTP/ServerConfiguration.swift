@@ -22,8 +22,6 @@ public struct ServerConfiguration: Sendable {
     public var rootCertificates: [Certificate]
     public var poolSize: Int
     public var workerPollInterval: Duration
-    /// The app's catalog file (`LEDGER_CATALOG`, or the app's in `LEDGER_APPS`), loaded at start.
-    public var catalogFile: String? { ledger.apps.first.catalogFile }
     /// Act as `ledger_app` (INSERT and SELECT only on the log); off only for tests that
     /// deliberately use a schema-less superuser setup.
     public var actAsApplicationRole: Bool = true

@@ -74,14 +74,6 @@ public struct LedgerConfiguration: Sendable {
     /// `APPLE_APP_APPLE_ID` and `LEDGER_CATALOG`), `LEDGER_TRANSFER_POLICY` and `LEDGER_COMMISSION`.
     public init(environment: [String: String]) throws(LedgerServiceError) {
         let apps = try LedgerApps(environment: environment)
-        // Apple's Server API is not yet asked per app (docs/several-apps.md, what is left): a
-        // second app's restores, extensions, finishes and reconciliation would ask about the
-        // first app's transactions.
-        guard !apps.isSeveral else {
-            throw LedgerServiceError(
-                .invalidConfiguration,
-                "LEDGER_APPS lists \(apps.apps.count) apps; this release serves one app per ledger: Apple's Server API is not yet asked per app (docs/several-apps.md)")
-        }
         let policyText = environment["LEDGER_TRANSFER_POLICY"].flatMap { $0.isEmpty ? nil : $0 } ?? "keep"
         guard let policy = TransferPolicy(rawValue: policyText) else {
             throw LedgerServiceError(.invalidConfiguration, "LEDGER_TRANSFER_POLICY is keep or transfer, not \(policyText)")

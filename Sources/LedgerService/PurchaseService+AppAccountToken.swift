@@ -86,7 +86,7 @@ extension PurchaseService {
             let refused = act("refused", refusal: "owned_by_another_user", request: nil, answer: nil)
             return try await record([LedgerAppend(stream: tokenStream, expectation: expectation, events: [.appAccountTokenSet(refused)])]) ? refused : nil
         }
-        let client = try requireServerAPI()
+        let client = try await requireServerAPI(for: owned.bundleId)
         guard let environment = AppStoreEnvironment(rawValue: owned.environment), environment == .production || environment == .sandbox else {
             throw LedgerServiceError(.invalidRequest, "Apple keeps app account tokens of Production and Sandbox purchases only, not \(owned.environment)")
         }

@@ -26,10 +26,11 @@ extension PurchaseService {
                       first.days == days, first.reason == reason else { return nil }
                 return first
             }) {
-                let client = try requireServerAPI()
+                _ = try requireServerAPIClients()
                 guard let subscription = try await reads.subscriptionToAct(originalTransactionId) else {
                     throw LedgerServiceError(.notFound, "the ledger holds no subscription \(originalTransactionId)")
                 }
+                let client = try await requireServerAPI(for: subscription.bundleId)
                 guard let environment = AppStoreEnvironment(rawValue: subscription.environment), environment == .production || environment == .sandbox else {
                     throw LedgerServiceError(.invalidRequest, "Apple extends only Production and Sandbox subscriptions, not \(subscription.environment)")
                 }

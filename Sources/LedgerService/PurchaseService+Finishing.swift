@@ -12,7 +12,7 @@ extension PurchaseService {
     /// 4040010: Apple's own servers learn of a purchase moments apart): nothing is recorded and
     /// the worker asks again. Another refusal (a malformed or foreign id) is final, recorded.
     public func finishWithApple(_ delivery: LedgerReads.UnfinishedDelivery, metadata: RequestMetadata) async throws -> Bool {
-        let client = try requireServerAPI()
+        let client = try await requireServerAPI(for: delivery.bundleId)
         guard let environment = AppStoreEnvironment(rawValue: delivery.environment) else { return true }
         let finished: TransactionFinished
         let body: [UInt8]

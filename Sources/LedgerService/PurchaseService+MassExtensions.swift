@@ -28,16 +28,18 @@ extension PurchaseService {
     /// recorded as its completion (`appleErrorCode`) and thrown as `apple_refused`.
     public func requestMassExtension(
         productId: String, days: Int64, reason: ExtensionReason, storefronts: [String]?, environment: AppStoreEnvironment, note: String?,
-        metadata: RequestMetadata
+        bundleId: String? = nil, metadata: RequestMetadata
     ) async throws -> MassExtensionAsked {
         guard (1...90).contains(days) else { throw LedgerServiceError(.invalidRequest, "days is 1 to 90 (Apple's limit), not \(days)") }
-        let client = try requireServerAPI()
-        let catalog = try await mappingDatabaseErrors { try await reads.catalog(of: configuration.bundleId) }
+        // A product id is one app's, and Apple extends the subscribers of the app asking.
+        let app = try app(named: bundleId)
+        let client = try await requireServerAPI(for: app)
+        let catalog = try await mappingDatabaseErrors { try await reads.catalog(of: app) }
         guard let product = catalog[productId] else { throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog") }
         guard product.kind == .autoRenewable else { throw LedgerServiceError(.invalidRequest, "\(productId) is not an auto-renewable subscription") }
         let unfinished = try await mappingDatabaseErrors {
             try await reads.unfinishedMassExtensions(productId: productId, environment: environment.rawValue).first {
-                $0.days == days && $0.reason == reason && $0.storefronts == storefronts
+                $0.days == days && $0.reason == reason && $0.storefronts == storefronts && ($0.bundleId ?? app) == app
             }
         }
         let requested: MassRenewalExtensionRequested
@@ -51,7 +53,7 @@ extension PurchaseService {
             let requestDocument = DocumentStore.insert(body, kind: "apple_mass_extend_request")
             requested = MassRenewalExtensionRequested(
                 requestId: requestId, productId: productId, environment: environment.rawValue, days: days, reason: reason, note: note,
-                storefronts: storefronts, requestDocumentSha256: requestDocument.name, answerDocumentSha256: nil, atMs: clock())
+                storefronts: storefronts, requestDocumentSha256: requestDocument.name, answerDocumentSha256: nil, atMs: clock(), bundleId: app)
             try await mappingDatabaseErrors {
                 try await log.append(
                     [LedgerAppend(stream: Streams.massRenewalExtension(requestId), expectation: .noStream, events: [.massRenewalExtensionRequested(requested)])],
@@ -88,7 +90,7 @@ extension PurchaseService {
         progress: (@Sendable (MassExtendRenewalDateStatusResponse) -> Void)? = nil
     ) async throws -> MassRenewalExtensionCompleted? {
         let requested = asked.requested
-        let client = try requireServerAPI()
+        let client = try await requireServerAPI(for: requested.bundleId)
         let environment = AppStoreEnvironment(rawValue: requested.environment) ?? .production
         let deadline = ContinuousClock.now + timeout
         while true {

@@ -13,14 +13,20 @@ public struct OfferSignatureRequest: Sendable, Hashable {
     public var offerId: String?
     public var transactionId: String?
     public var allowIntroductoryOffer: Bool?
+    /// The app the offer is for; nil: the only app served (required with several).
+    public var bundleId: String?
 
-    public init(userId: String, productId: String, kind: OfferSignatureKind, offerId: String?, transactionId: String?, allowIntroductoryOffer: Bool?) {
+    public init(
+        userId: String, productId: String, kind: OfferSignatureKind, offerId: String?, transactionId: String?, allowIntroductoryOffer: Bool?,
+        bundleId: String? = nil
+    ) {
         self.userId = userId
         self.productId = productId
         self.kind = kind
         self.offerId = offerId
         self.transactionId = transactionId
         self.allowIntroductoryOffer = allowIntroductoryOffer
+        self.bundleId = bundleId
     }
 }
 
@@ -42,7 +48,9 @@ extension PurchaseService {
     public func issueOfferSignature(
         _ request: OfferSignatureRequest, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
     ) async throws -> IssuedOfferSignature {
-        let client = try requireServerAPI()
+        // A signature names its app (`bid`), and the product id is the app's.
+        let app = try app(named: request.bundleId)
+        let client = try await requireServerAPI(for: app)
         let signer: OfferSigner
         do {
             signer = try OfferSigner(configuration: client.configuration)
@@ -60,10 +68,11 @@ extension PurchaseService {
         return try await mappingDatabaseErrors {
             try await once(key: idempotencyKey?.stored, naming: "Idempotency-Key \(idempotencyKey?.text ?? "")", earlier: { event -> IssuedOfferSignature? in
                 guard case .offerSignatureIssued(let first) = event, first.userId == request.userId, first.productId == request.productId,
-                      first.kind == request.kind, first.offerId == request.offerId else { return nil }
+                      first.kind == request.kind, first.offerId == request.offerId,
+                      (first.bundleId ?? app) == app else { return nil }
                 return IssuedOfferSignature(signature: try Self.sign(first, with: signer), event: first)
             }) {
-                let catalog = try await reads.catalog(of: configuration.bundleId)
+                let catalog = try await reads.catalog(of: app)
                 guard let product = catalog[request.productId] else {
                     throw LedgerServiceError(.unknownProduct, "product \(request.productId) is not in the catalog")
                 }
@@ -76,7 +85,8 @@ extension PurchaseService {
                     signatureId: UUID().uuidString.lowercased(), kind: request.kind, userId: request.userId, productId: request.productId,
                     offerId: request.offerId, transactionId: request.transactionId, allowIntroductoryOffer: request.allowIntroductoryOffer,
                     nonce: UUID().uuidString.lowercased(), timestampMs: now, keyId: signer.keyId, appAccountToken: token,
-                    expiresAtMs: request.kind == .promotionalLegacy ? now + Self.legacyOfferLifetimeMs : nil, signatureSha256: "")
+                    expiresAtMs: request.kind == .promotionalLegacy ? now + Self.legacyOfferLifetimeMs : nil, signatureSha256: "",
+                    bundleId: app)
                 let signature = try Self.sign(issued, with: signer)
                 issued.signatureSha256 = SHA256.hash(data: Data(signature.utf8)).map { String(format: "%02x", $0) }.joined()
                 try await log.append(

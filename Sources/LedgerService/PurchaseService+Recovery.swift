@@ -85,7 +85,8 @@ extension PurchaseService {
         for entry in unknown {
             if let user = entry.appTransactionId.flatMap({ byAccount[$0] }) { found[entry.transactionId] = user }
         }
-        guard let client = serverAPI else { return found }
+        // The history of the account in the evidence's app: Apple answers per app.
+        guard let client = serverAPI?.client(for: app(of: evidence)) else { return found }
         let environment: AppStoreEnvironment = evidence.environment == AppStoreEnvironment.sandbox.rawValue ? .sandbox : .production
         for entry in unknown where found[entry.transactionId] == nil {
             var ids: [String] = []

@@ -11,30 +11,33 @@ extension PurchaseService {
     /// delivers what is owed under the receipt rules (exactly once, the ownership policy;
     /// consumables only against an open order, `PurchaseDecider.decideRestore`). Recorded
     /// before Apple is asked, so Apple being down leaves it pending for the worker.
+    /// `appLimit`: the app a token limited to one app restricts it to.
     public func restoreThroughApple(
-        userId: String, proof: String, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
+        userId: String, proof: String, appLimit: String? = nil, idempotencyKey: IdempotencyKey? = nil, metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
-        let client = try requireServerAPI()
+        let clients = try requireServerAPIClients()
         return try await mappingDatabaseErrors {
-            let submission = Submission(submissionId: UUID().uuidString.lowercased(), userId: userId)
+            let submission = Submission(submissionId: UUID().uuidString.lowercased(), userId: userId, bundleId: appLimit)
             if let earlier = try await record(
                 submission, kind: .restore, document: Array(proof.utf8), documentKind: "restore_request", idempotencyKey: idempotencyKey,
                 metadata: metadata) {
                 return earlier
             }
-            return try await restore(submission, proof: proof, attempt: 1, submissionVersion: 1, client: client, metadata: metadata)
+            return try await restore(submission, proof: proof, attempt: 1, submissionVersion: 1, clients: clients, metadata: metadata)
         }
     }
 
     /// Asks Apple for the history and decides; the submission's stream is at `submissionVersion`.
     /// Used for the first try and by the worker.
     func restore(
-        _ submission: Submission, proof: String, attempt: Int, submissionVersion: Int64, client: ServerAPIClient, metadata: RequestMetadata
+        _ submission: Submission, proof: String, attempt: Int, submissionVersion: Int64, clients: ServerAPIClients, metadata: RequestMetadata
     ) async throws -> SubmissionOutcome {
         // The history is asked for by a transaction of the account: the signed one's (verified
-        // here, which also names its environment), or the id as sent, in either environment.
+        // here, which also names its app and environment), or the id as sent, in either
+        // environment of each app that may hold it (Apple answers an app's key about that
+        // app's transactions only; the token's app alone when it is limited to one).
         let anchor: String
-        let environments: [AppStoreEnvironment]
+        var asking: [(client: ServerAPIClient, environment: AppStoreEnvironment)] = []
         if proof.split(separator: ".", omittingEmptySubsequences: false).count == 3 {
             let verified: Verified<SignedTransaction>
             do throws(AppStoreError) {
@@ -43,12 +46,16 @@ extension PurchaseService {
                 return try await rejectSigned(submission, because: error, metadata: metadata)
             }
             anchor = verified.payload.transactionId ?? ""
-            environments = [verified.payload.environment == .sandbox ? .sandbox : .production]
+            let client = verified.payload.bundleId.flatMap { clients.client(for: $0) } ?? clients.first
+            asking = [(client, verified.payload.environment == .sandbox ? .sandbox : .production)]
         } else {
             anchor = proof
-            environments = [.production, .sandbox]
+            let apps = submission.bundleId.flatMap { clients.client(for: $0) }.map { [$0] } ?? clients.all
+            for client in apps {
+                asking += [(client, AppStoreEnvironment.production), (client, .sandbox)]
+            }
         }
-        for environment in environments {
+        for (client, environment) in asking {
             var pages: [(name: String, statement: SQL)] = []
             var transactions: [SignedTransaction] = []
             var revision: String?

@@ -27,7 +27,7 @@ extension PurchaseService {
             return try await verify(submission, receiptData: proof, attempt: attempt, submissionVersion: version, metadata: metadata)
         case .restore:
             return try await restore(
-                submission, proof: proof, attempt: attempt, submissionVersion: version, client: try requireServerAPI(), metadata: metadata)
+                submission, proof: proof, attempt: attempt, submissionVersion: version, clients: try requireServerAPIClients(), metadata: metadata)
         case .signedTransaction:
             let verified: Verified<SignedTransaction>
             do throws(AppStoreError) {

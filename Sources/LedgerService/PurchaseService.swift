@@ -20,8 +20,9 @@ public final class PurchaseService: Sendable {
     let pool: ConnectionPool
     let verifyReceipt: VerifyReceiptClient
     public let signedData: SignedDataVerifiers
-    /// The App Store Server API, when credentials are configured; nil: the ledger does not ask.
-    public let serverAPI: ServerAPIClient?
+    /// The App Store Server API, a client per app, when credentials are configured; nil: the
+    /// ledger does not ask.
+    public let serverAPI: ServerAPIClients?
     public var catalog: CatalogStore { reads.catalogs }
     let logger: Logger
     /// The ledger's now: every date it records (orders, submissions, notifications, spends) and
@@ -38,7 +39,7 @@ public final class PurchaseService: Sendable {
 
     public init(
         store: EventStore, configuration: LedgerConfiguration, verifyReceipt: VerifyReceiptClient,
-        signedData: SignedDataVerifiers, serverAPI: ServerAPIClient? = nil, logger: Logger,
+        signedData: SignedDataVerifiers, serverAPI: ServerAPIClients? = nil, logger: Logger,
         clock: WallClock, machineClock: WallClock,
         onAppleAttempt: @escaping @Sendable (VerifyReceiptAttempt) -> Void = { _ in }
     ) {
@@ -91,8 +92,9 @@ public final class PurchaseService: Sendable {
     }
 
     /// Appends `CatalogLoaded` for the products of a catalog file.
-    public func loadCatalog(_ file: Data, metadata: RequestMetadata) async throws -> CatalogLoaded {
-        try await catalog.load(file, bundleId: configuration.bundleId, into: log, metadata: metadata)
+    /// Loads `bundleId`'s catalog (nil: the first app's).
+    public func loadCatalog(_ file: Data, bundleId: String? = nil, metadata: RequestMetadata) async throws -> CatalogLoaded {
+        try await catalog.load(file, bundleId: bundleId ?? configuration.bundleId, into: log, metadata: metadata)
     }
 
     // MARK: - Deciding

@@ -11,6 +11,8 @@ public struct SubscriptionToAct: Sendable, Hashable {
     public var latestTransactionId: String
     public var expiresAtMs: Int64?
     public var ownerUserId: String?
+    /// The app it was bought in; nil when recorded before events named their app.
+    public var bundleId: String? = nil
 }
 
 extension LedgerReads {
@@ -21,7 +23,9 @@ extension LedgerReads {
             // The latest period: the one ending last, not upgraded away from, ties by id (as
             // `SubscriptionSummary` picks it).
             guard let row = try connection.query("""
-                SELECT e.transaction_id, e.product_id, e.environment, e.expires_date_ms, o.owner_user_id
+                SELECT e.transaction_id, e.product_id, e.environment, e.expires_date_ms, o.owner_user_id,
+                       coalesce(o.bundle_id, (SELECT d.payload->>'bundle_id' FROM events d
+                                              WHERE d.stream_id = \(Streams.transaction(originalTransactionId)) AND d.stream_version = 1))
                 FROM projection_subscription_entries e
                 LEFT JOIN projection_ownership o ON o.original_transaction_id = e.original_transaction_id
                 WHERE e.original_transaction_id = \(originalTransactionId)
@@ -31,7 +35,7 @@ extension LedgerReads {
                 """).first else { return nil }
             return SubscriptionToAct(
                 originalTransactionId: originalTransactionId, productId: try row.decode(1), environment: try row.decode(2),
-                latestTransactionId: try row.decode(0), expiresAtMs: try row.decode(3), ownerUserId: try row.decode(4))
+                latestTransactionId: try row.decode(0), expiresAtMs: try row.decode(3), ownerUserId: try row.decode(4), bundleId: try row.decode(5))
         }
     }
 }
@@ -130,6 +134,8 @@ extension LedgerReads {
         public var position: Int64
         public var transactionId: String
         public var environment: String
+        /// The app it was delivered in; nil when recorded before events named their app.
+        public var bundleId: String? = nil
     }
 
     /// Deliveries and renewals after `position` of the environments Apple's Server API serves,
@@ -138,12 +144,14 @@ extension LedgerReads {
         let finished = Streams.transactionFinished("")
         return try await pool.withConnection { connection in
             try connection.query(.prepared("""
-                SELECT d.position, d.payload->>'transaction_id', d.payload->>'environment' FROM events d
+                SELECT d.position, d.payload->>'transaction_id', d.payload->>'environment', d.payload->>'bundle_id' FROM events d
                 WHERE d.event_type IN ('PurchaseDelivered', 'SubscriptionRenewalSeen') AND d.position > \(position)
                   AND d.payload->>'environment' IN ('Production', 'Sandbox')
                   AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream_id = \(finished) || (d.payload->>'transaction_id') AND f.stream_version = 1)
                 ORDER BY d.position LIMIT \(Int64(limit))
-                """)).map { UnfinishedDelivery(position: try $0.decode(0), transactionId: try $0.decode(1), environment: try $0.decode(2)) }
+                """)).map {
+                    UnfinishedDelivery(position: try $0.decode(0), transactionId: try $0.decode(1), environment: try $0.decode(2), bundleId: try $0.decode(3))
+                }
         }
     }
 }

@@ -207,16 +207,27 @@ public struct LedgerReads: Sendable {
     /// Subscriptions whose every known period ended before `nowMs`, none refunded, while the
     /// newest renewal information (if any) still said they would renew: a renewal or an expiry
     /// the ledger should have heard of and did not. With each, its environment.
-    public func subscriptionsOverdue(nowMs: Int64, limit: Int = 500) async throws -> [(originalTransactionId: String, environment: String)] {
-        try await pool.withConnection { connection in
+    /// `bundleId`: the app (ownership's, else the first delivery's); nil when recorded before
+    /// events named their app.
+    public func subscriptionsOverdue(
+        nowMs: Int64, limit: Int = 500
+    ) async throws -> [(originalTransactionId: String, environment: String, bundleId: String?)] {
+        let delivery = Streams.transaction("")
+        return try await pool.withConnection { connection in
             try connection.query("""
-                SELECT e.original_transaction_id, min(e.environment) FROM projection_subscription_entries e
-                LEFT JOIN projection_subscription_renewals r ON r.original_transaction_id = e.original_transaction_id
-                WHERE r.auto_renew IS DISTINCT FROM false
-                GROUP BY e.original_transaction_id
-                HAVING max(e.expires_date_ms) < \(nowMs) AND bool_and(e.cancellation_date_ms IS NULL)
-                ORDER BY max(e.expires_date_ms) LIMIT \(Int64(limit))
-                """).map { (try $0.decode(0), try $0.decode(1)) }
+                SELECT s.original_transaction_id, s.environment,
+                       coalesce(o.bundle_id, (SELECT d.payload->>'bundle_id' FROM events d
+                                              WHERE d.stream_id = \(delivery) || s.original_transaction_id AND d.stream_version = 1))
+                FROM (SELECT e.original_transaction_id, min(e.environment) AS environment, max(e.expires_date_ms) AS expires
+                      FROM projection_subscription_entries e
+                      LEFT JOIN projection_subscription_renewals r ON r.original_transaction_id = e.original_transaction_id
+                      WHERE r.auto_renew IS DISTINCT FROM false
+                      GROUP BY e.original_transaction_id
+                      HAVING max(e.expires_date_ms) < \(nowMs) AND bool_and(e.cancellation_date_ms IS NULL)
+                      ORDER BY max(e.expires_date_ms) LIMIT \(Int64(limit))) s
+                LEFT JOIN projection_ownership o ON o.original_transaction_id = s.original_transaction_id
+                ORDER BY s.expires
+                """).map { (try $0.decode(0), try $0.decode(1), try $0.decode(2)) }
         }
     }
 
@@ -229,6 +240,8 @@ public struct LedgerReads: Sendable {
         public var originalTransactionId: String
         /// `Production` or `Sandbox`, as Apple's receipt said.
         public var environment: String
+        /// The app it was delivered in; nil when recorded before events named their app.
+        public var bundleId: String? = nil
     }
 
     /// The sales after `position` seen only in receipts, oldest first, and the log's head when
@@ -253,11 +266,12 @@ public struct LedgerReads: Sendable {
         let notificationSource = "notification:"
         return try await pool.withConnection { connection in
             let rows = try connection.query(.prepared("""
-                SELECT h.head, s.position, s.transaction_id, s.original_transaction_id, s.environment
+                SELECT h.head, s.position, s.transaction_id, s.original_transaction_id, s.environment, s.bundle_id
                 FROM (SELECT coalesce(max(position), 0) AS head FROM events) h
                 LEFT JOIN LATERAL (
                     SELECT d.position, d.payload->>'transaction_id' AS transaction_id,
-                           d.payload->>'original_transaction_id' AS original_transaction_id, d.payload->>'environment' AS environment
+                           d.payload->>'original_transaction_id' AS original_transaction_id, d.payload->>'environment' AS environment,
+                           d.payload->>'bundle_id' AS bundle_id
                     FROM events d
                     WHERE d.event_type IN ('PurchaseDelivered', 'SubscriptionRenewalSeen') AND d.position > \(position)
                       AND d.payload->>'environment' IN ('Production', 'Sandbox')
@@ -283,7 +297,7 @@ public struct LedgerReads: Sendable {
                 let original: String? = try row.decode(3)
                 sales.append(ReceiptOnlySale(
                     position: at, transactionId: transactionId, originalTransactionId: original ?? transactionId,
-                    environment: try row.decode(4)))
+                    environment: try row.decode(4), bundleId: try row.decode(5)))
             }
             return (sales, head)
         }

@@ -17,16 +17,17 @@ import Synchronization
 /// rate limiting only delays the answer: the request stays in the set and is tried again later.
 public final class ConsumptionAnswerer: Sendable {
     let service: PurchaseService
-    let client: ServerAPIClient
+    /// Apple takes an answer from the app the request came from.
+    let clients: ServerAPIClients
     let pollInterval: Duration
     let logger: Logger
     /// When each failed request may be tried again, and how often it failed. A wait in this
     /// process, measured as a duration: it is no date the ledger records.
     private let backoff = Mutex<[String: (notBefore: ContinuousClock.Instant, failures: Int)]>([:])
 
-    public init(service: PurchaseService, client: ServerAPIClient, pollInterval: Duration = .seconds(5), logger: Logger) {
+    public init(service: PurchaseService, clients: ServerAPIClients, pollInterval: Duration = .seconds(5), logger: Logger) {
         self.service = service
-        self.client = client
+        self.clients = clients
         self.pollInterval = pollInterval
         self.logger = logger
     }
@@ -56,9 +57,10 @@ public final class ConsumptionAnswerer: Sendable {
         let record = transactionId.isEmpty ? nil : try await service.reads.transactionRecords([transactionId]).first
         var wallet: Wallet?
         var consent: ConsumptionConsentRecorded?
+        let legacy = try await service.reads.legacyApp()
         if let record {
             // The consent and the coins of the purchase's own app.
-            let app = record.bundleId(legacyApp: try await service.reads.legacyApp()) ?? service.configuration.bundleId
+            let app = record.bundleId(legacyApp: legacy) ?? service.configuration.bundleId
             let streams = try await service.reads.streams(of: app)
             consent = try await service.reads.consent(userId: record.userId, in: streams)
             if case .delivered(let delivery) = record, let unit = delivery.grants.keys.sorted().first {
@@ -78,6 +80,12 @@ public final class ConsumptionAnswerer: Sendable {
         case .send(let body, let user):
             let environment: AppStoreEnvironment = request.environment == "Sandbox" ? .sandbox : .production
             let sentBody = Array((try? JSONEncoder().encode(body)) ?? Data())
+            guard let client = clients.client(for: request.bundleId ?? record?.bundleId(legacyApp: legacy), legacyApp: legacy) else {
+                // An app no longer served: its key may not answer for it.
+                try await settle(id, with: .consumptionInformationWithheld(ConsumptionInformationWithheld(
+                    notificationId: id, transactionId: transactionId, userId: user, reason: "app_not_served", atMs: service.clock())))
+                return true
+            }
             do {
                 let answer = try await client.sendConsumption(body, transactionId: transactionId, environment: environment)
                 let document = DocumentStore.insert(sentBody, kind: "consumption_request")

@@ -14,9 +14,12 @@ import Primitives
 /// every notification through the same path as a posted one, so each is recorded once by its
 /// `notificationUUID` and decided by the same rules. The point reached is an event, so a
 /// restart resumes; `purchase-ledger reconcile` and a worker in `serve` run it.
+///
+/// Apple keeps a notification history per app, read with a token naming that app: each app
+/// served is reconciled on its own, with its own point reached (`AppStreams.reconciliation`).
 public struct Reconciler: Sendable {
     let service: PurchaseService
-    let client: ServerAPIClient
+    let clients: ServerAPIClients
     let logger: Logger
     /// Purchases made this recently are not recovered (`PurchaseService.recoverPurchases`): the
     /// app's own submission of them may be on its way. A later pass, whose window overlaps, does.
@@ -27,9 +30,9 @@ public struct Reconciler: Sendable {
     static let overlapMs: Int64 = 3_600_000
     static let dayMs: Int64 = 86_400_000
 
-    public init(service: PurchaseService, client: ServerAPIClient, logger: Logger, recoveryGrace: Duration = .seconds(600)) {
+    public init(service: PurchaseService, clients: ServerAPIClients, logger: Logger, recoveryGrace: Duration = .seconds(600)) {
         self.service = service
-        self.client = client
+        self.clients = clients
         self.logger = logger
         self.recoveryGrace = recoveryGrace
     }
@@ -40,6 +43,7 @@ public struct Reconciler: Sendable {
     }
 
     public struct Summary: Sendable, Hashable {
+        public var bundleId: String
         public var environment: AppStoreEnvironment
         public var fromMs: Int64
         public var toMs: Int64
@@ -53,20 +57,35 @@ public struct Reconciler: Sendable {
         public var recovered = RecoveredPurchases()
     }
 
-    /// Reconciles each environment from `sinceMs` (else where the last pass ended, else as far
-    /// back as Apple keeps history: 180 days in production, 30 in sandbox) up to now.
+    /// Reconciles each app and environment from `sinceMs` (else where the app's last pass
+    /// ended, else as far back as Apple keeps history: 180 days in production, 30 in sandbox)
+    /// up to now. An app Apple cannot answer for now does not stop the others: the first such
+    /// error is thrown once every app was tried.
     public func run(sinceMs: Int64? = nil, environments: [AppStoreEnvironment] = [.production, .sandbox]) async throws -> [Summary] {
         var summaries: [Summary] = []
-        for environment in environments {
-            summaries.append(try await run(environment, sinceMs: sinceMs))
+        var failure: (any Error)?
+        let legacy = try await service.reads.legacyApp()
+        for app in clients.bundleIds {
+            guard let client = clients.client(for: app) else { continue }
+            let streams = AppStreams(bundleId: app, legacyApp: legacy)
+            for environment in environments {
+                do {
+                    summaries.append(try await run(environment, of: streams, asking: client, sinceMs: sinceMs))
+                } catch {
+                    failure = failure ?? error
+                }
+            }
         }
+        if let failure { throw failure }
         return summaries
     }
 
     /// Asks Apple for a subscription's status and records what it shows (renewals, refunds,
     /// renewal state) by the same rules as a notification; the answer's document, or nil when
     /// Apple could not say.
-    private func askStatuses(_ originalTransactionId: String, environment: AppStoreEnvironment) async throws -> (name: String, statement: SQL)? {
+    private func askStatuses(
+        _ originalTransactionId: String, environment: AppStoreEnvironment, asking client: ServerAPIClient
+    ) async throws -> (name: String, statement: SQL)? {
         let answer: ServerAPIAnswer<SubscriptionStatusesResponse>
         do {
             answer = try await client.subscriptionStatuses(originalTransactionId, environment: environment)
@@ -89,15 +108,15 @@ public struct Reconciler: Sendable {
         return document
     }
 
-    private func run(_ environment: AppStoreEnvironment, sinceMs: Int64?) async throws -> Summary {
-        let stream = Streams.reconciliation(environment: environment.rawValue)
+    private func run(_ environment: AppStoreEnvironment, of app: AppStreams, asking client: ServerAPIClient, sinceMs: Int64?) async throws -> Summary {
+        let stream = app.reconciliation(environment: environment.rawValue)
         let passes = try await service.log.read(stream: stream)
         var last: ReconciliationCompleted?
         for case .reconciliationCompleted(let pass) in passes.map(\.event) { last = pass }
         let to = service.clock()
         let oldest = to - (environment == .production ? 180 : 30) * Self.dayMs
         let from = max(oldest, sinceMs ?? last.map { $0.toMs - Self.overlapMs } ?? oldest)
-        var summary = Summary(environment: environment, fromMs: from, toMs: to)
+        var summary = Summary(bundleId: app.bundleId, environment: environment, fromMs: from, toMs: to)
         var pages: [(name: String, statement: SQL)] = []
         var token: String?
         // Apple refuses an empty window (start not before end): nothing to page then.
@@ -108,7 +127,7 @@ public struct Reconciler: Sendable {
                 answer = try await client.notificationHistory(
                     NotificationHistoryRequest(startDate: from, endDate: to), environment: environment, paginationToken: token)
             } catch {
-                throw LedgerServiceError(.appleUnavailable, "Apple's notification history (\(environment.rawValue)): \(error)")
+                throw LedgerServiceError(.appleUnavailable, "Apple's notification history (\(app.bundleId), \(environment.rawValue)): \(error)")
             }
             pages.append(DocumentStore.insert(answer.body, kind: "apple_notification_history"))
             summary.pages += 1
@@ -137,25 +156,29 @@ public struct Reconciler: Sendable {
             more = token != nil
         }
         // Subscriptions whose expiry passed with neither a renewal nor an expiry heard of.
-        for (original, recorded) in try await service.reads.subscriptionsOverdue(nowMs: to) where recorded == environment.rawValue {
-            if let page = try await askStatuses(original, environment: environment) {
+        // This app's: one recorded before events named their app is the legacy app's.
+        for (original, recorded, bundle) in try await service.reads.subscriptionsOverdue(nowMs: to)
+        where recorded == environment.rawValue && (bundle.map { $0 == app.bundleId } ?? app.isLegacy) {
+            if let page = try await askStatuses(original, environment: environment, asking: client) {
                 pages.append(page)
                 summary.subscriptionsAsked += 1
             }
         }
         let completed = ReconciliationCompleted(
             environment: environment.rawValue, fromMs: from, toMs: to, notificationsSeen: summary.seen,
-            notificationsRecorded: summary.recorded, documentSha256List: pages.map(\.name))
+            notificationsRecorded: summary.recorded, documentSha256List: pages.map(\.name), bundleId: app.bundleId)
         do {
             try await service.log.append(
                 [LedgerAppend(stream: stream, expectation: passes.last.map { .exactly($0.version) } ?? .noStream, events: [.reconciliationCompleted(completed)])],
                 metadata: RequestMetadata(actor: "reconcile"), alongside: pages.map(\.statement))
         } catch EventStoreError.Code.wrongExpectedVersion {
             // Another server reconciled meanwhile; what this pass found is recorded all the same.
-            logger.notice("another reconciliation finished first; this pass's point is not kept", metadata: ["environment": "\(environment.rawValue)"])
+            logger.notice("another reconciliation finished first; this pass's point is not kept", metadata: [
+                "app": "\(app.bundleId)", "environment": "\(environment.rawValue)",
+            ])
         }
         logger.info("reconciled with Apple's notification history", metadata: [
-            "environment": "\(environment.rawValue)", "seen": "\(summary.seen)", "recorded": "\(summary.recorded)", "pages": "\(summary.pages)",
+            "app": "\(app.bundleId)", "environment": "\(environment.rawValue)", "seen": "\(summary.seen)", "recorded": "\(summary.recorded)", "pages": "\(summary.pages)",
             "recovered": "\(summary.recovered.delivered)", "unclaimed": "\(summary.recovered.unclaimed)",
         ])
         return summary

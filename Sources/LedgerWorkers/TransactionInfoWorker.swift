@@ -25,7 +25,8 @@ import Synchronization
 /// `Retry-After`, starts again from the first sale not recorded.
 public final class TransactionInfoWorker: Sendable {
     let service: PurchaseService
-    let client: ServerAPIClient
+    /// Apple answers each app's key about that app's sales.
+    let clients: ServerAPIClients
     let interval: Duration
     let pageSize: Int
     let logger: Logger
@@ -62,9 +63,9 @@ public final class TransactionInfoWorker: Sendable {
 
     /// `interval` between passes (`LedgerConfiguration.transactionInfoInterval`); `pageSize`
     /// sales read from the log at a time.
-    public init(service: PurchaseService, client: ServerAPIClient, interval: Duration = .seconds(60), pageSize: Int = 100, logger: Logger) {
+    public init(service: PurchaseService, clients: ServerAPIClients, interval: Duration = .seconds(60), pageSize: Int = 100, logger: Logger) {
         self.service = service
-        self.client = client
+        self.clients = clients
         self.interval = interval
         self.pageSize = max(1, pageSize)
         self.logger = logger
@@ -124,6 +125,13 @@ public final class TransactionInfoWorker: Sendable {
     private func ask(_ sale: LedgerReads.ReceiptOnlySale, into summary: inout Summary) async throws -> Bool {
         let id = sale.transactionId
         let environment: AppStoreEnvironment = sale.environment == AppStoreEnvironment.sandbox.rawValue ? .sandbox : .production
+        let legacy = sale.bundleId == nil ? try await service.reads.legacyApp() : nil
+        guard let client = clients.client(for: sale.bundleId, legacyApp: legacy) else {
+            // An app no longer served: nothing to ask with, as for a sale Apple does not know.
+            summary.notRecorded += 1
+            state.withLock { $0.waiting[id] = (sale, service.machineClock() + Self.dayMs) }
+            return true
+        }
         do {
             let outcome = try await service.recordTransactionInfo(
                 transactionId: id, environment: environment, askingWith: client, metadata: RequestMetadata(actor: "transaction-info-worker"))

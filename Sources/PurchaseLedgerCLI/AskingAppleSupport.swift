@@ -9,11 +9,11 @@ import Logging
 import Postgres
 
 extension DatabaseOptions {
-    /// Runs `body` with the purchase flow and the App Store Server API client, configured from
+    /// Runs `body` with the purchase flow and the App Store Server API clients (one per app), configured from
     /// the environment as `serve` is, acting as `ledger_app`. Without Server API credentials it
     /// fails with docs/http-api.md's clear error (exit 1).
     func withAskingApple<T: Sendable>(
-        logger: Logger, _ body: @Sendable (PurchaseService, ServerAPIClient) async throws -> T
+        logger: Logger, _ body: @Sendable (PurchaseService, ServerAPIClients) async throws -> T
     ) async throws -> T {
         try await withDatabase(logger: logger) { conninfo, _ in
             let configuration: ServerConfiguration
@@ -25,9 +25,10 @@ extension DatabaseOptions {
             guard let api = configuration.serverAPI else {
                 throw ValidationError("this command asks Apple: set APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY (App Store Server API)")
             }
-            let client = try await ServerAPIClient(configuration: api, clock: configuration.machineClock, logger: logger)
-            return try await Self.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: client, logger: logger) {
-                try await body($0, client)
+            let clients = try await ServerAPIClients(
+                configuration: api, bundleIds: configuration.ledger.apps.bundleIds, clock: configuration.machineClock, logger: logger)
+            return try await Self.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: clients, logger: logger) {
+                try await body($0, clients)
             }
         }
     }
@@ -35,7 +36,7 @@ extension DatabaseOptions {
     /// The purchase flow as `serve` builds it from `configuration`, acting as `ledger_app` on a
     /// pool of its own, with the Server API client when the command has one.
     static func withPurchaseService<T: Sendable>(
-        conninfo: String, configuration: ServerConfiguration, serverAPI: ServerAPIClient?, logger: Logger,
+        conninfo: String, configuration: ServerConfiguration, serverAPI: ServerAPIClients?, logger: Logger,
         _ body: @Sendable (PurchaseService) async throws -> T
     ) async throws -> T {
         let appConninfo = try Conninfo.addingOptions("-c role=ledger_app", to: conninfo)

@@ -55,8 +55,9 @@ struct ConfigurationChecks {
             for endpoint in endpoints { try checkURL("LEDGER_WEBHOOKS (\(endpoint.name))", endpoint.url.absoluteString) }
             report("LEDGER_WEBHOOKS: \(endpoints.count) endpoints; LEDGER_WEBHOOK_SECRET parses")
         }
-        if let catalog = configuration.catalogFile {
-            let setting = configuration.ledger.apps.catalogSetting(of: configuration.ledger.apps.first)
+        for app in configuration.ledger.apps.apps {
+            guard let catalog = app.catalogFile else { continue }
+            let setting = configuration.ledger.apps.catalogSetting(of: app)
             let data: Data
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: catalog))

@@ -21,6 +21,7 @@ struct ExtendRenewalsCommand: AsyncParsableCommand {
     @Option(name: .customLong("storefronts"), help: "ISO 3166-1 alpha-3 codes, comma-separated (default: every storefront)") var storefronts: String?
     @Option(name: .customLong("environment"), help: "Production or Sandbox") var environment: String = "Production"
     @Option(name: .customLong("note"), help: "Why, in support's words; recorded with the request") var note: String?
+    @Option(name: .customLong("bundle-id"), help: "The app whose product it is (required when the ledger serves several)") var bundleId: String?
     @Option(name: .customLong("poll-seconds"), help: "Seconds between status polls") var pollSeconds: Int = 60
     @Option(name: .customLong("timeout-seconds"), help: "How long to poll before giving up") var timeoutSeconds: Int = 86_400
 
@@ -44,14 +45,15 @@ struct ExtendRenewalsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.extend-renewals")
-        let (product, days, note, storefronts) = (product, days, note, parsedStorefronts)
+        let (product, days, note, storefronts, bundleId) = (product, days, note, parsedStorefronts, bundleId)
         let reason = ExtensionReason(rawValue: reason)!
         let environment = AppStoreEnvironment(rawValue: environment)!
         let (poll, timeout) = (Duration.seconds(pollSeconds), Duration.seconds(timeoutSeconds))
         let completed = try await database.withAskingApple(logger: logger) { service, _ -> MassRenewalExtensionCompleted? in
             let metadata = RequestMetadata(actor: "cli")
             let asked = try await service.requestMassExtension(
-                productId: product, days: days, reason: reason, storefronts: storefronts, environment: environment, note: note, metadata: metadata)
+                productId: product, days: days, reason: reason, storefronts: storefronts, environment: environment, note: note,
+                bundleId: bundleId, metadata: metadata)
             if asked.resumed { print("following request \(asked.requested.requestId), which an earlier run left unfinished") }
             print("request \(asked.requested.requestId): extend every active subscription of \(product) by \(days) days (\(reason.rawValue))")
             return try await service.followMassExtension(asked, pollEvery: poll, timeout: timeout, metadata: metadata) { status in

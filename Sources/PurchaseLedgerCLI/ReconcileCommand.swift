@@ -27,11 +27,12 @@ struct ReconcileCommand: AsyncParsableCommand {
             sinceMs = start
         }
         let start = sinceMs
-        let summaries = try await database.withAskingApple(logger: logger) { service, client in
-            try await Reconciler(service: service, client: client, logger: logger).run(sinceMs: start)
+        let summaries = try await database.withAskingApple(logger: logger) { service, clients in
+            try await Reconciler(service: service, clients: clients, logger: logger).run(sinceMs: start)
         }
+        let several = Set(summaries.map(\.bundleId)).count > 1
         for summary in summaries {
-            print("\(summary.environment.rawValue): \(summary.seen) notifications in Apple's history, \(summary.recorded) recorded now (\(summary.pages) pages); purchases the ledger had no record of: \(summary.recovered.delivered) delivered, \(summary.recovered.unclaimed) unclaimed")
+            print("\(several ? summary.bundleId + " " : "")\(summary.environment.rawValue): \(summary.seen) notifications in Apple's history, \(summary.recorded) recorded now (\(summary.pages) pages); purchases the ledger had no record of: \(summary.recovered.delivered) delivered, \(summary.recovered.unclaimed) unclaimed")
         }
     }
 }

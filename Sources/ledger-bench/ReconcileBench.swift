@@ -55,7 +55,7 @@ enum ReconcileBench {
         let (reconciling, reconcilingPool) = try await ledger()
         let clock = ContinuousClock()
         var began = clock.now
-        _ = try await Reconciler(service: reconciling.service, client: try reconciling.service.requireServerAPI(), logger: logger)
+        _ = try await Reconciler(service: reconciling.service, clients: try reconciling.service.requireServerAPIClients(), logger: logger)
             .run(environments: [.production])
         let recovered = Double(try await recorded(reconcilingPool)) / (clock.now - began).seconds
         try await reconciling.stop()

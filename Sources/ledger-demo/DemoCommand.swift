@@ -129,7 +129,7 @@ struct DemoCommand: AsyncParsableCommand {
             print("price points: \(points) for \(refreshed.count) products, read from App Store Connect's API (purchase-ledger price-points refresh)\n")
             let refunded = try await script.play()
             try await script.playAskingApple {
-                let summaries = try await Reconciler(service: service, client: try service.requireServerAPI(), logger: logger).run()
+                let summaries = try await Reconciler(service: service, clients: try service.requireServerAPIClients(), logger: logger).run()
                 return summaries.map(\.recorded).reduce(0, +)
             }
             // What the worker does every minute, now: Get Transaction Info for the sales seen only

@@ -85,7 +85,7 @@ struct ReleaseCommandTests {
             (#"{"apps": [{"bundle_id": "com.example.app", "secret": "x"}]}"#, "unknown field secret"),
             (#"{"apps": [{"bundle_id": "com.example.app"}, {"bundle_id": "com.example.app"}]}"#, "bundle id com.example.app twice"),
             (#"{"apps": [{"bundle_id": "com.example.app", "catalog": "missing.json"}]}"#, "app com.example.app, catalog): cannot read"),
-            (#"{"apps": [{"bundle_id": "com.example.app"}, {"bundle_id": "com.example.reader"}]}"#, "lists 2 apps; this release serves one"),
+            (#"{"apps": []}"#, "lists no app"),
         ])
     func refusesBadAppsFile(text: String, expected: String) async throws {
         try await TemporaryFolder.with("apps") { folder in
@@ -120,6 +120,31 @@ struct ReleaseCommandTests {
                 #expect(run.status == 0, "\(run.output)")
                 #expect(run.output.contains("LEDGER_APPS: \(file.path) lists com.example.app"), "\(run.output)")
                 #expect(run.output.contains("app com.example.app, catalog): 1 products"), "\(run.output)")
+            }
+        }
+    }
+
+    @Test("two apps listed in LEDGER_APPS are both served: config check names each and its catalog's products")
+    func servesTwoAppsFromAppsFile() async throws {
+        try await TemporaryFolder.with("apps") { folder in
+            try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}}]}"#.utf8)
+                .write(to: folder.appendingPathComponent("game.json"))
+            try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 300}}, {"product_id": "com.example.pro", "kind": "auto_renewable"}]}"#.utf8)
+                .write(to: folder.appendingPathComponent("puzzle.json"))
+            let file = folder.appendingPathComponent("apps.json")
+            try Data(#"""
+                {"apps": [{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"},
+                          {"bundle_id": "com.example.puzzle", "app_apple_id": 5678, "catalog": "puzzle.json"}]}
+                """#.utf8).write(to: file)
+            try await TestDatabase.withSchema { conninfo, _ in
+                let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+                #expect(migrated.status == 0, "\(migrated.output)")
+                let run = try await ToolRun.run(
+                    ["config", "check"], databaseURL: conninfo, environment: ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"])
+                #expect(run.status == 0, "\(run.output)")
+                #expect(run.output.contains("LEDGER_APPS: \(file.path) lists com.example.app, com.example.puzzle"), "\(run.output)")
+                #expect(run.output.contains("app com.example.app, catalog): 1 products"), "\(run.output)")
+                #expect(run.output.contains("app com.example.puzzle, catalog): 2 products"), "\(run.output)")
             }
         }
     }

@@ -19,7 +19,7 @@ struct AskingAppleTests {
 
     static func reconciler(_ ledger: LedgerHarness) throws -> Reconciler {
         let service = ledger.server.service
-        return Reconciler(service: service, client: try #require(service.serverAPI), logger: Logger(label: "test"))
+        return Reconciler(service: service, clients: try #require(service.serverAPI), logger: Logger(label: "test"))
     }
 
     static func coins(_ ledger: LedgerHarness, _ user: String) async throws -> Int? {
@@ -191,7 +191,7 @@ struct AskingAppleTests {
     func timeoutRetried() async throws {
         try await LedgerHarness.with(askApple: true) { ledger in
             let (_, purchase) = try await ledger.orderAndBuy(user: "u-slow", product: "com.example.removeads", appleId: "apple-slow")
-            var configuration = try #require(ledger.server.service.serverAPI).configuration
+            var configuration = try #require(ledger.server.service.serverAPI).first.configuration
             // Generous against a loaded machine: only the delayed call may time out for sure.
             configuration.timeout = .seconds(2)
             configuration.maximumAttempts = 4

@@ -176,6 +176,8 @@ struct LedgerHarness: Sendable {
         if settings.askApple {
             simulatorConfiguration.serverAPI = try ServerAPIAuthentication(
                 privateKeyPEM: privateKeyPEM, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+            // The key is the team's: it asks about every app the ledger serves.
+            simulatorConfiguration.serverAPI?.otherBundleIds = Set(settings.apps?.bundleIds ?? []).subtracting([bundleId])
         }
         let connectKeyPEM = P256.Signing.PrivateKey().pemRepresentation
         if settings.askConnect {

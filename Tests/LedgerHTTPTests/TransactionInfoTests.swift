@@ -21,13 +21,13 @@ struct TransactionInfoTests {
         }
     }
 
-    static func worker(_ ledger: LedgerHarness, client: ServerAPIClient? = nil) throws -> TransactionInfoWorker {
+    static func worker(_ ledger: LedgerHarness, clients: ServerAPIClients? = nil) throws -> TransactionInfoWorker {
         let service = ledger.server.service
-        let asking: ServerAPIClient
-        if let client { asking = client } else { asking = try #require(service.serverAPI) }
+        let asking: ServerAPIClients
+        if let clients { asking = clients } else { asking = try #require(service.serverAPI) }
         var logger = Logger(label: "tests.transaction-info")
         logger.logLevel = .warning
-        return TransactionInfoWorker(service: service, client: asking, interval: .milliseconds(50), logger: logger)
+        return TransactionInfoWorker(service: service, clients: asking, interval: .milliseconds(50), logger: logger)
     }
 
     static func documentKind(_ ledger: LedgerHarness, _ name: String) async throws -> String? {
@@ -134,12 +134,12 @@ struct TransactionInfoTests {
             let stranger = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: configuration)).start()
             let result: Result<Void, any Error>
             do {
-                let client = try await ServerAPIClient(
+                let clients = try await ServerAPIClients(
                     configuration: ServerAPIConfiguration(
                         issuerId: LedgerHarness.issuerId, keyId: LedgerHarness.keyId, privateKeyPEM: pem, bundleId: LedgerHarness.bundleId,
                         baseURL: stranger.baseURL, baseDelay: .milliseconds(20), maximumDelay: .milliseconds(200)),
-                    clock: .system)
-                let worker = try Self.worker(ledger, client: client)
+                    bundleIds: [LedgerHarness.bundleId], clock: .system)
+                let worker = try Self.worker(ledger, clients: clients)
                 let first = try await worker.runOnce()
                 #expect(first.notRecorded == 1 && first.recorded == 0, "\(first)")
                 #expect(stranger.simulator.serverAPICalls(to: .transactionInfo) == 1)

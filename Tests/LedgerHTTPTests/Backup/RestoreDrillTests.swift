@@ -43,7 +43,7 @@ struct RestoreDrillTests {
     /// purchases however recent (the drill's were made seconds before the loss).
     static func reconcile(_ ledger: LedgerHarness) async throws -> Reconciler.Summary {
         let service = ledger.server.service
-        let reconciler = Reconciler(service: service, client: try #require(service.serverAPI), logger: ledger.logger, recoveryGrace: .zero)
+        let reconciler = Reconciler(service: service, clients: try #require(service.serverAPI), logger: ledger.logger, recoveryGrace: .zero)
         let summaries = try await reconciler.run(sinceMs: service.clock() - 86_400_000, environments: [.production])
         return try #require(summaries.first)
     }
