@@ -319,7 +319,7 @@ struct LedgerRoutes: Sendable {
 
     /// The feed: what webhooks tell, for consumers that pull (docs/webhooks.md `GET /v1/events`).
     private func events(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.app, .finance], request, context)
+        let context = try authenticator.require([.app, .finance], request, context, perApp: true)
         let parameters = request.uri.queryParameters
         func integer(_ name: String, default value: Int64, in range: ClosedRange<Int64>) throws -> Int64 {
             guard let text = parameters.get(name) else { return value }
@@ -341,7 +341,12 @@ struct LedgerRoutes: Sendable {
         }
         let page: EventFeedPage
         do {
-            page = try await reads.events(after: after, afterHash: afterHash, limit: Int(limit), wait: .seconds(wait))
+            // A token limited to one app reads that app's messages alone.
+            var app: FeedApp?
+            if let limit = context.app {
+                app = FeedApp(bundleId: limit, isLegacy: limit == (try await service.reads.legacyApp() ?? limit))
+            }
+            page = try await reads.events(after: after, afterHash: afterHash, limit: Int(limit), wait: .seconds(wait), app: app)
         } catch let diverged as HistoryDiverged {
             return try JSONResponse.make(APIAnswers.HistoryDivergedBody(diverged), status: .conflict)
         }

@@ -35,6 +35,17 @@ public struct HistoryDiverged: Error, Sendable {
     public var truncated: Bool
 }
 
+/// The one app a feed is read for (a token limited to it): messages naming another app are left
+/// out, and those naming none were recorded before events named their app, so are the legacy app's.
+public struct FeedApp: Sendable, Hashable {
+    public var bundleId: String
+    public var isLegacy: Bool
+    public init(bundleId: String, isLegacy: Bool) {
+        self.bundleId = bundleId
+        self.isLegacy = isLegacy
+    }
+}
+
 extension ReadModels {
     public static let feedLimit = 1_000
     public static let feedWaitLimit: Duration = .seconds(30)
@@ -46,7 +57,10 @@ extension ReadModels {
     /// lower-case hex digits, the start of the chain hash of the event at `position`, as the
     /// consumer last saw it), the page is served only while the log still holds that event:
     /// else `HistoryDiverged`.
-    public func events(after position: Int64, afterHash: String? = nil, limit: Int, wait: Duration) async throws -> EventFeedPage {
+    ///
+    /// `app`: that app's messages alone (`next` is then the last of them; the others are passed
+    /// over on every read).
+    public func events(after position: Int64, afterHash: String? = nil, limit: Int, wait: Duration, app: FeedApp? = nil) async throws -> EventFeedPage {
         let deadline = ContinuousClock.now + wait
         while true {
             let seen = runner.appliedPosition
@@ -55,7 +69,7 @@ extension ReadModels {
             let page = try await mappingDatabaseErrors {
                 try await withConsistentConnection { connection in
                     if let afterHash, position > 0 { try Self.checkHistory(position: position, hashPrefix: afterHash, on: connection) }
-                    return try Self.eventPage(after: position, limit: limit, on: connection)
+                    return try Self.eventPage(after: position, limit: limit, app: app, on: connection)
                 }
             }
             let left = deadline - ContinuousClock.now
@@ -72,17 +86,35 @@ extension ReadModels {
         throw HistoryDiverged(position: position, head: place.head, headHash: place.headHash, truncated: place.hash == nil)
     }
 
-    static func eventPage(after position: Int64, limit: Int, on connection: Connection) throws -> EventFeedPage {
-        let rows = try connection.query(.prepared("""
-            WITH page AS (
-                SELECT position, sequence, body, hash_prefix FROM projection_webhook_events
-                WHERE position > \(position) ORDER BY position, sequence LIMIT \(Int64(limit))
-            )
-            SELECT position, sequence, body, hash_prefix FROM page
-            UNION
-            SELECT m.position, m.sequence, m.body, m.hash_prefix FROM projection_webhook_events m WHERE m.position = (SELECT max(position) FROM page)
-            ORDER BY 1, 2
-            """))
+    static func eventPage(after position: Int64, limit: Int, app: FeedApp?, on connection: Connection) throws -> EventFeedPage {
+        let rows: PostgresRows
+        if let app {
+            // A message names its app in `data.bundle_id` (webhooks.md).
+            rows = try connection.query(.prepared("""
+                WITH app_messages AS (
+                    SELECT position, sequence, body, hash_prefix FROM projection_webhook_events
+                    WHERE position > \(position)
+                      AND coalesce((body::jsonb)->'data'->>'bundle_id' = \(app.bundleId), \(app.isLegacy))
+                ), page AS (
+                    SELECT position, sequence, body, hash_prefix FROM app_messages ORDER BY position, sequence LIMIT \(Int64(limit))
+                )
+                SELECT position, sequence, body, hash_prefix FROM page
+                UNION
+                SELECT m.position, m.sequence, m.body, m.hash_prefix FROM app_messages m WHERE m.position = (SELECT max(position) FROM page)
+                ORDER BY 1, 2
+                """))
+        } else {
+            rows = try connection.query(.prepared("""
+                WITH page AS (
+                    SELECT position, sequence, body, hash_prefix FROM projection_webhook_events
+                    WHERE position > \(position) ORDER BY position, sequence LIMIT \(Int64(limit))
+                )
+                SELECT position, sequence, body, hash_prefix FROM page
+                UNION
+                SELECT m.position, m.sequence, m.body, m.hash_prefix FROM projection_webhook_events m WHERE m.position = (SELECT max(position) FROM page)
+                ORDER BY 1, 2
+                """))
+        }
         var events: [Data] = []
         var next = position
         for row in rows {

@@ -107,6 +107,29 @@ import Testing
         }
     }
 
+    @Test("the feed read with a token limited to one app holds that app's messages alone; an unlimited token reads both apps'")
+    func feedPerApp() async throws {
+        try await Self.with { ledger in
+            func apps(_ token: String) async throws -> [String?] {
+                let page = try await ledger.get("/v1/events?after=0&limit=1000", token: token)
+                #expect(page.status == 200, "\(page.json)")
+                return (page.json["events"] as? [[String: any Sendable]] ?? []).map { ($0["data"] as? [String: any Sendable])?["bundle_id"] as? String }
+            }
+            let all = try await apps(LedgerHarness.appToken)
+            #expect(Set(all) == [LedgerHarness.bundleId, Self.other], "\(all)")
+            let other = try await apps(Self.otherAppToken)
+            #expect(!other.isEmpty && other.allSatisfy { $0 == Self.other }, "\(other)")
+            let this = try await apps(Self.thisAppToken)
+            #expect(!this.isEmpty && this.allSatisfy { $0 == LedgerHarness.bundleId }, "\(this)")
+            #expect(this.count + other.count == all.count)
+            // `next` is the last message of the app's page: reading on from it finds no more.
+            let page = try await ledger.get("/v1/events?after=0&limit=1000", token: Self.otherAppToken)
+            let next = try #require(page.json["next"] as? Int)
+            let rest = try await ledger.get("/v1/events?after=\(next)&limit=1000", token: Self.otherAppToken)
+            #expect((rest.json["events"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test("a receipt of one app submitted with a token limited to another is refused and delivers nothing")
     func limitedTokenRefusesAnotherAppsReceipt() async throws {
         try await LedgerHarness.with(apps: Self.apps, extraTokens: Self.tokens) { ledger in
