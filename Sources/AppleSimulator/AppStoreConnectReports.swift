@@ -23,8 +23,9 @@ extension AppleSimulator {
     public func salesSummaryReport(day: String) throws -> String {
         let pacificDay = try ReportFormat.day(day)
         let taxChanges = configuration.taxChanges
+        let primaryApp = configuration.bundleId
         let entries = core.withLock {
-            $0.state.reportEntries(from: pacificDay.startMs, to: pacificDay.endMs, taxChanges: taxChanges)
+            $0.state.reportEntries(from: pacificDay.startMs, to: pacificDay.endMs, taxChanges: taxChanges, primaryApp: primaryApp)
         }
         return SalesSummaryReport.text(entries, day: pacificDay)
     }
@@ -38,8 +39,9 @@ extension AppleSimulator {
             throw SimulatorError(.invalidRequest, "the report's first day \(from) is after its last, \(to)")
         }
         let taxChanges = configuration.taxChanges
+        let primaryApp = configuration.bundleId
         let entries = core.withLock {
-            $0.state.reportEntries(from: first.startMs, to: last.endMs, taxChanges: taxChanges)
+            $0.state.reportEntries(from: first.startMs, to: last.endMs, taxChanges: taxChanges, primaryApp: primaryApp)
         }
         return FinancialDetailReport.text(entries, from: first, to: last)
     }
@@ -63,6 +65,8 @@ struct ReportEntry: Sendable, Hashable {
     var isRenewal: Bool
     /// The app's bundle id, the in-app purchase's `Parent Identifier`.
     var bundleId: String
+    /// The product's Apple ID in that app (`SimulatedProduct.reportAppleIdentifier(inApp:primaryApp:)`).
+    var appleIdentifier: String
     /// ISO 3166-1 alpha-2, as the reports name countries ("DE").
     var country: String
 
@@ -88,7 +92,8 @@ struct ReportEntry: Sendable, Hashable {
 extension SimulatorState {
     /// Sales and refunds of Production transactions in [`startMs`, `endMs`), in no order, their
     /// proceeds at the tax rates `taxChanges` set (`Configuration.taxChanges`).
-    func reportEntries(from startMs: Int64, to endMs: Int64, taxChanges: [TaxChange]) -> [ReportEntry] {
+    /// `primaryApp`: the simulator's own app, whose products keep their configured Apple IDs.
+    func reportEntries(from startMs: Int64, to endMs: Int64, taxChanges: [TaxChange], primaryApp: String) -> [ReportEntry] {
         func inPeriod(_ ms: Int64) -> Bool { startMs <= ms && ms < endMs }
         var entries: [ReportEntry] = []
         for transaction in transactions.values
@@ -102,7 +107,9 @@ extension SimulatorState {
                 timeMs: transaction.purchaseDateMs, product: product, units: quantity, unitPriceMinor: unitPrice,
                 proceedsMinor: PricePoints.proceeds(of: transaction, unitPrice: unitPrice, taxChanges: taxChanges),
                 currency: transaction.currency, isRenewal: transaction.transactionReason == "RENEWAL",
-                bundleId: transaction.bundleId, country: SimulatedStorefront.reportCountry(of: transaction.storefront))
+                bundleId: transaction.bundleId,
+                appleIdentifier: product.reportAppleIdentifier(inApp: transaction.bundleId, primaryApp: primaryApp),
+                country: SimulatedStorefront.reportCountry(of: transaction.storefront))
             if inPeriod(transaction.purchaseDateMs) { entries.append(entry) }
             // A refund, not an upgrade (isRefunded) nor a Family Sharing revocation: a family
             // member losing access returns no money.

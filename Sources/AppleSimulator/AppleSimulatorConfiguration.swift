@@ -71,7 +71,8 @@ extension AppleSimulator {
 
         /// The configuration the ledger's own variables imply (`docs/configuration.md`): `APPLE_BUNDLE_ID`,
         /// `APPLE_SHARED_SECRET`, plus `APPLE_SIMULATOR_NOTIFICATION_URL`,
-        /// `APPLE_SIMULATOR_NOTIFICATION_VERSIONS` ("v1,v2") and `APPLE_SIMULATOR_SEED`.
+        /// `APPLE_SIMULATOR_NOTIFICATION_VERSIONS` ("v1,v2"), `APPLE_SIMULATOR_SEED` and
+        /// `APPLE_SIMULATOR_OTHER_BUNDLE_IDS` (the team's other apps, for the Server API).
         ///
         /// With the ledger's Server API credentials (`APPLE_ISSUER_ID`, `APPLE_KEY_ID`, and
         /// `APPLE_PRIVATE_KEY`, the path of the `.p8` key) the Server API accepts the ledger's
@@ -96,6 +97,10 @@ extension AppleSimulator {
             {
                 serverAPI = try? ServerAPIAuthentication(
                     privateKeyPEM: pem, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+                // The team's other apps (comma-separated), which the key asks about too.
+                let others = environment["APPLE_SIMULATOR_OTHER_BUNDLE_IDS"]?.split(separator: ",")
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
+                serverAPI?.otherBundleIds = Set(others)
             }
             // The App Store Connect key (price points): `APPLE_CONNECT_PRIVATE_KEY` (path of its
             // `.p8`; the public key is derived), `APPLE_CONNECT_KEY_ID`, `APPLE_CONNECT_ISSUER_ID`.

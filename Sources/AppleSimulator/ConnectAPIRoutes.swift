@@ -43,8 +43,12 @@ struct ConnectAPIRoutes {
             return Self.error(.notAuthorized)
         }
         let resource = subscriptions ? "subscriptions" : "inAppPurchases"
-        let product = simulator.configuration.products.first {
-            $0.reportAppleIdentifier == appleId && ($0.kind == .autoRenewable) == subscriptions
+        // A product of any of the team's apps, by its Apple ID in that app.
+        let settings = simulator.configuration
+        let apps = settings.serverAPI.map { $0.bundleIds.union([settings.bundleId]) } ?? [settings.bundleId]
+        let product = settings.products.first { product in
+            (product.kind == .autoRenewable) == subscriptions
+                && apps.contains { product.reportAppleIdentifier(inApp: $0, primaryApp: settings.bundleId) == appleId }
         }
         guard let product else {
             return Self.error(

@@ -24,6 +24,7 @@ enum FinancialDetailReport {
     private struct Key: Hashable {
         var day: ReportFormat.Day
         var product: SimulatedProduct
+        var appleIdentifier: String
         var productType: String
         var country: String
         var currency: String
@@ -44,7 +45,7 @@ enum FinancialDetailReport {
         var quantities: [Key: Int64] = [:]
         for entry in entries {
             let key = Key(
-                day: ReportFormat.day(containing: entry.timeMs), product: entry.product, productType: entry.productType,
+                day: ReportFormat.day(containing: entry.timeMs), product: entry.product, appleIdentifier: entry.appleIdentifier, productType: entry.productType,
                 country: entry.country, currency: entry.currency, unitPriceMinor: entry.unitPriceMinor,
                 proceedsMinor: entry.proceedsMinor, isReturn: entry.isReturn)
             quantities[key, default: 0] += entry.units
@@ -78,7 +79,7 @@ enum FinancialDetailReport {
         let share = key.proceedsMinor
         let values: [String: String] = [
             "Transaction Date": key.day.apple, "Settlement Date": key.day.apple,
-            "Apple Identifier": key.product.reportAppleIdentifier, "SKU": key.product.reportSKU,
+            "Apple Identifier": key.appleIdentifier, "SKU": key.product.reportSKU,
             "Title": key.product.productId, "Developer Name": SalesSummaryReport.developer,
             "Product Type Identifier": key.productType, "Country of Sale": key.country, "Quantity": String(quantity),
             "Partner Share": ReportFormat.decimal(share, currency: key.currency),

@@ -33,6 +33,7 @@ enum SalesSummaryReport {
         var isReturn: Bool
         var isRenewal: Bool
         var bundleId: String
+        var appleIdentifier: String
     }
 
     /// The report of `day` from `entries` (already limited to that day), rows sorted.
@@ -42,7 +43,7 @@ enum SalesSummaryReport {
             let key = Key(
                 product: entry.product, productType: entry.productType, country: entry.country, currency: entry.currency,
                 unitPriceMinor: entry.unitPriceMinor, proceedsMinor: entry.proceedsMinor, isReturn: entry.isReturn,
-                isRenewal: entry.isRenewal, bundleId: entry.bundleId)
+                isRenewal: entry.isRenewal, bundleId: entry.bundleId, appleIdentifier: entry.appleIdentifier)
             units[key, default: 0] += entry.units
         }
         // Sorted by their text, which starts with the SKU: the same state writes the same file.
@@ -61,7 +62,7 @@ enum SalesSummaryReport {
             "Developer Proceeds": ReportFormat.decimal(key.proceedsMinor, currency: key.currency),
             "Begin Date": day.apple, "End Date": day.apple, "Customer Currency": key.currency,
             "Country Code": key.country, "Currency of Proceeds": key.currency,
-            "Apple Identifier": key.product.reportAppleIdentifier,
+            "Apple Identifier": key.appleIdentifier,
             "Customer Price": ReportFormat.decimal(key.isReturn ? -price : price, currency: key.currency),
             "Parent Identifier": key.bundleId,
             "Subscription": isSubscription ? (key.isRenewal ? "Renewal" : "New") : "",

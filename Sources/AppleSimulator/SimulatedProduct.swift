@@ -113,9 +113,20 @@ public struct SimulatedProduct: Sendable, Codable, Hashable {
     /// the same number in every run and process (Swift's `Hasher` is seeded per process, so it
     /// cannot serve).
     public var reportAppleIdentifier: String {
-        if let appleIdentifier { return appleIdentifier }
+        appleIdentifier ?? Self.derivedIdentifier(productId)
+    }
+
+    /// The product's Apple ID as sold in `bundleId`: `reportAppleIdentifier` in the simulator's
+    /// own app (`primaryApp`). Sold in another app of the account, the same product id is
+    /// another product, and Apple's ids are unique across apps: one derived from the bundle id
+    /// and the product id.
+    public func reportAppleIdentifier(inApp bundleId: String, primaryApp: String) -> String {
+        bundleId == primaryApp ? reportAppleIdentifier : Self.derivedIdentifier("\(bundleId) \(productId)")
+    }
+
+    static func derivedIdentifier(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in productId.utf8 {
+        for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
         }

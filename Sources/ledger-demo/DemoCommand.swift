@@ -71,13 +71,20 @@ struct DemoCommand: AsyncParsableCommand {
     private static func play(conninfo: String, readConninfo: String?, serve: Bool, logger: Logger) async throws {
         let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-catalog-\(UUID().uuidString).json")
         try Data(DemoScript.catalog.utf8).write(to: catalogFile)
-        defer { try? FileManager.default.removeItem(at: catalogFile) }
+        let puzzleCatalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("purchase-ledger-demo-puzzle-\(UUID().uuidString).json")
+        try Data(DemoScript.puzzleCatalog.utf8).write(to: puzzleCatalogFile)
+        defer {
+            try? FileManager.default.removeItem(at: catalogFile)
+            try? FileManager.default.removeItem(at: puzzleCatalogFile)
+        }
         var appleConfiguration = AppleSimulator.Configuration(machineClock: .system)
         appleConfiguration.bundleId = DemoScript.bundleId
         // A key pair of the demo's own: the simulator checks every Server API token against it.
         let key = P256.Signing.PrivateKey().pemRepresentation
         appleConfiguration.serverAPI = try ServerAPIAuthentication(
             privateKeyPEM: key, issuerId: "demo-issuer", keyId: "DEMOKEY001", bundleId: DemoScript.bundleId)
+        // The key is the team's: it asks about the puzzle too.
+        appleConfiguration.serverAPI?.otherBundleIds = [DemoScript.puzzleBundleId]
         // And one for the App Store Connect API, which serves the price points.
         let connectKey = P256.Signing.PrivateKey()
         appleConfiguration.connectPublicKeyPEM = connectKey.publicKey.pemRepresentation
@@ -88,8 +95,15 @@ struct DemoCommand: AsyncParsableCommand {
         // The ledger's dates follow the simulated Apple's; retries and Server API tokens, real time.
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: serve ? 8080 : 0, conninfo: conninfo,
-            tokens: try APITokens(parsing: "\(DemoScript.appToken):app,\(DemoScript.financeToken):finance,\(DemoScript.supportToken):support"),
-            ledger: LedgerConfiguration(apps: LedgerApps(only: AppSettings(bundleId: DemoScript.bundleId, catalogFile: catalogFile.path))),
+            // Each app's backend holds a token limited to its app; finance and support see both.
+            tokens: try APITokens(parsing: [
+                "\(DemoScript.appToken):app@\(DemoScript.bundleId)", "\(DemoScript.puzzleToken):app@\(DemoScript.puzzleBundleId)",
+                "\(DemoScript.financeToken):finance", "\(DemoScript.supportToken):support",
+            ].joined(separator: ",")),
+            ledger: LedgerConfiguration(apps: try LedgerApps([
+                AppSettings(bundleId: DemoScript.bundleId, catalogFile: catalogFile.path),
+                AppSettings(bundleId: DemoScript.puzzleBundleId, catalogFile: puzzleCatalogFile.path),
+            ])),
             verifyReceipt: .init(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
             rootCertificates: [try .init(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 8,
             workerPollInterval: .milliseconds(100), clock: WallClock({ simulator.nowMilliseconds }),
@@ -128,6 +142,7 @@ struct DemoCommand: AsyncParsableCommand {
             }
             print("price points: \(points) for \(refreshed.count) products, read from App Store Connect's API (purchase-ledger price-points refresh)\n")
             let refunded = try await script.play()
+            try await script.playSecondApp()
             try await script.playAskingApple {
                 let summaries = try await Reconciler(service: service, clients: try service.requireServerAPIClients(), logger: logger).run()
                 return summaries.map(\.recorded).reduce(0, +)
@@ -143,7 +158,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await withPool(conninfo, logger: logger) { try await webhooks.report(pool: $0, refundedTransaction: refunded) }
             try await DemoFeed.consume(script)
             if serve {
-                print("\nserving: API \(server.baseURL) (token \(DemoScript.appToken)), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
+                print("\nserving: API \(server.baseURL) (tokens \(DemoScript.appToken) for the game, \(DemoScript.puzzleToken) for the puzzle), Apple simulator \(apple.baseURL)/control; Ctrl-C stops")
                 print("console: \(server.baseURL)/console/ (sign in with \(DemoScript.financeToken) for finance, \(DemoScript.supportToken) for support)")
                 try await waitForInterrupt()
             }

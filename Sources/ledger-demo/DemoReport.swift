@@ -20,6 +20,8 @@ enum DemoReport {
             let query = try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .day)
             Swift.print("revenue by day (purchase-ledger audit revenue --group-by day):")
             Swift.print(RevenueFormat.table(try await reads.revenue(query)))
+            Swift.print("revenue by app, the developer account's two (purchase-ledger audit revenue --group-by app):")
+            Swift.print(RevenueFormat.table(try await reads.revenue(try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .app))))
             if let timeline = try await reads.timeline(.transaction, refundedTransaction) {
                 Swift.print("one dispute timeline, bob's refunded pack (purchase-ledger dispute \(refundedTransaction)):")
                 Swift.print(DisputeStory.text(timeline))

@@ -6,7 +6,8 @@ import NIOHTTP1
 import PurchaseLedgerCLI
 import Synchronization
 
-/// The demo's purchases, through the HTTP API exactly as an app's backend would send them:
+/// The demo's purchases, through the HTTP API exactly as an app's backend would send them (the
+/// game's backend, its token limited to the game; the puzzle's in `playSecondApp`):
 /// orders, receipts, a StoreKit 2 transaction, a resubmission, a sandbox receipt, a subscription
 /// that renews, a refund, and an Apple outage the retry worker rides out.
 struct DemoScript {
@@ -117,15 +118,16 @@ struct DemoScript {
         throw DemoError("timed out waiting until \(what)")
     }
 
-    func post(_ path: String, _ body: [String: Any]) async throws -> (status: Int, json: [String: Any]) {
-        try await send(.POST, path, JSONSerialization.data(withJSONObject: body))
+    /// `token`: the game's backend's unless another is given (the puzzle's).
+    func post(_ path: String, _ body: [String: Any], token: String = Self.appToken) async throws -> (status: Int, json: [String: Any]) {
+        try await send(.POST, path, JSONSerialization.data(withJSONObject: body), token: token)
     }
 
     /// A read of the head (what Apple's notifications and the workers recorded included), or,
     /// `afterOwnWrite`, a read that waits only for the last position the demo's own calls were
     /// answered with (`X-Ledger-After`).
-    func get(_ path: String, afterOwnWrite: Bool = false) async throws -> [String: Any] {
-        try await send(.GET, path, nil, after: afterOwnWrite ? positions.last : nil).json
+    func get(_ path: String, afterOwnWrite: Bool = false, token: String = Self.appToken) async throws -> [String: Any] {
+        try await send(.GET, path, nil, after: afterOwnWrite ? positions.last : nil, token: token).json
     }
 
     /// A read of the head, with its status (the feed's 409 is an answer, not a failure).
@@ -133,10 +135,12 @@ struct DemoScript {
         try await send(.GET, path, nil)
     }
 
-    private func send(_ method: HTTPMethod, _ path: String, _ body: Data?, after: Int64? = nil) async throws -> (status: Int, json: [String: Any]) {
+    private func send(
+        _ method: HTTPMethod, _ path: String, _ body: Data?, after: Int64? = nil, token: String = Self.appToken
+    ) async throws -> (status: Int, json: [String: Any]) {
         var request = HTTPClientRequest(url: ledger + path)
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(Self.appToken)")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
         if let after { request.headers.add(name: "X-Ledger-After", value: String(after)) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")

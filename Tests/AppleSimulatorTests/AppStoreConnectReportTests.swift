@@ -95,6 +95,26 @@ struct AppStoreConnectReportTests {
         #expect(nothing.rows.isEmpty)
     }
 
+    @Test("the same product id sold in another app of the account is another product: its own Apple ID in both reports, its app as Parent Identifier")
+    func anotherAppsProduct() async throws {
+        let configuration = Self.configuration()
+        let simulator = try AppleSimulator(configuration: configuration)
+        let puzzle = "com.example.puzzle"
+        try await simulator.purchase(appleId: "buyer", productId: "com.example.coins100", environment: .production)
+        try await simulator.purchase(appleId: "puzzler", productId: "com.example.coins100", environment: .production, bundleId: puzzle)
+        let product = try #require(configuration.products.first { $0.productId == "com.example.coins100" })
+        let own = product.reportAppleIdentifier
+        let other = product.reportAppleIdentifier(inApp: puzzle, primaryApp: configuration.bundleId)
+        #expect(own != other)
+        #expect(product.reportAppleIdentifier(inApp: configuration.bundleId, primaryApp: configuration.bundleId) == own)
+        let sales = try Self.rows(try simulator.salesSummaryReport(day: "2024-12-31"), headerStartingWith: "Provider").rows
+        #expect(Set(sales.map { "\($0["Parent Identifier"] ?? "") \($0["Apple Identifier"] ?? "")" }) == [
+            "\(configuration.bundleId) \(own)", "\(puzzle) \(other)",
+        ])
+        let financial = try Self.rows(try simulator.financialReport(from: "2024-12-31", to: "2024-12-31"), headerStartingWith: "Transaction Date").rows
+        #expect(Set(financial.compactMap { $0["Apple Identifier"] }) == [own, other])
+    }
+
     @Test("the financial detail report has its period lines, one row per day and sale or return, and country totals")
     func financial() async throws {
         let simulator = try AppleSimulator(configuration: Self.configuration())
