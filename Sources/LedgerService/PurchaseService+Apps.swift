@@ -6,9 +6,10 @@ extension PurchaseService {
     /// Records the configured apps (`AppsConfigured`, stream `apps`) unless the last recorded
     /// are the same; returns what it recorded. `serve` calls it at start, before anything it
     /// records. The first record of a log that holds events recorded before events named their
-    /// app names the app those belong to: this release serves one app, the one the log was
-    /// recorded for (docs/several-apps.md). Servers starting together meet on the stream's version: the one
-    /// that loses reads again and finds the other's record.
+    /// app names the app those belong to: the configured app, which must then be one alone (the
+    /// release before served one, and nothing else says which of several it was; start once with
+    /// that app, then list the others: docs/several-apps.md). Servers starting together meet on
+    /// the stream's version: the one that loses reads again and finds the other's record.
     public func recordApps(metadata: RequestMetadata) async throws -> AppsConfigured? {
         try await mappingDatabaseErrors {
             let apps = configuration.apps.apps.map { ConfiguredApp(bundleId: $0.bundleId, appAppleId: $0.appAppleId) }
@@ -19,6 +20,11 @@ extension PurchaseService {
                 let legacy = try await recorded.isEmpty
                     ? (reads.holdsEventsWithoutApp() ? configuration.apps.first.bundleId : nil)
                     : latest?.legacyBundleId
+                if recorded.isEmpty, legacy != nil, configuration.apps.isSeveral {
+                    throw LedgerServiceError(
+                        .invalidConfiguration,
+                        "LEDGER_APPS lists \(configuration.apps.apps.count) apps, and this log was recorded before events named their app: start once with the app it was recorded for alone (APPLE_BUNDLE_ID, or LEDGER_APPS listing it), then list the others")
+                }
                 let configured = AppsConfigured(apps: apps, legacyBundleId: legacy)
                 let version = Int64(recorded.count)
                 do {

@@ -51,4 +51,23 @@ import Testing
             }
         }
     }
+
+    @Test("a log recorded before events named their app is not first served with several apps: serve refuses (exit 78) until it has run with that app alone, then serves them all")
+    func severalAppsNeedTheLegacyAppFirst() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
+            let log = LedgerLog(store: EventStore(pool: pool, logger: TestDatabase.logger))
+            try await log.append(AppsReadModelTests.purchases(of: "alice", app: nil, prefix: "old", coins: 100), metadata: RequestMetadata(actor: "test"))
+            await #expect(throws: LedgerServiceError.self) {
+                try await LedgerHarness.with(database: conninfo, apps: SeveralAppsCommandsTests.apps) { _ in }
+            }
+            #expect(try await log.read(stream: Streams.apps).isEmpty, "nothing recorded")
+            // Once with the app alone, then with both: the legacy app stays the one it was.
+            let first = try await LedgerHarness.with(database: conninfo) { ledger in try await Self.records(ledger) }
+            #expect(first.map(\.legacyBundleId) == [LedgerHarness.bundleId])
+            let then = try await LedgerHarness.with(database: conninfo, apps: SeveralAppsCommandsTests.apps) { ledger in try await Self.records(ledger) }
+            #expect(then.map(\.legacyBundleId) == [LedgerHarness.bundleId, LedgerHarness.bundleId])
+            #expect(then.last?.apps.map(\.bundleId) == [LedgerHarness.bundleId, SeveralAppsCommandsTests.other])
+        }
+    }
 }
