@@ -16,8 +16,9 @@ import X509
 /// `Tools/bench flow`: `POST /v1/receipts` through the real HTTP server from `clients`
 /// concurrent clients, the simulator answering verifyReceipt at once over loopback HTTP, and
 /// PostgreSQL durable. Every purchase is ordered and bought before the clock starts, so only the
-/// receipts are timed. Returns "RATE P50_MS P99_MS DELIVERED PROCESS_CPU_MS POSTGRES_CPU_MS",
-/// the last two per receipt.
+/// receipts are timed. With `BENCH_APPS` above 1 the ledger serves that many apps and the
+/// purchases go to each in turn (`ReplayBench.apps`). Returns "RATE P50_MS P99_MS DELIVERED
+/// PROCESS_CPU_MS POSTGRES_CPU_MS", the last two per receipt.
 enum FlowBench {
     static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}]}"#
     static let token = "bench-app-token"
@@ -28,7 +29,7 @@ enum FlowBench {
         // A schema of this round's own: the simulator's ids start afresh in every process.
         let (schemaConninfo, pool) = try await migratedSchema("flow", conninfo: conninfo, logger: logger)
 
-        let (apple, server) = try await startServers(conninfo: schemaConninfo, logger: logger)
+        let (apple, server) = try await startServers(conninfo: schemaConninfo, apps: ReplayBench.apps, logger: logger)
 
         // Enough purchases for the round, bought up front (orders through the service, as the
         // app's backend would have created them before the client paid).
@@ -55,13 +56,15 @@ enum FlowBench {
             for worker in 0..<workers {
                 group.addTask {
                     var made: [(String, String, String)] = []
+                    let apps = server.service.configuration.apps.bundleIds
                     for index in stride(from: worker, to: count, by: workers) {
                         let user = "user-\(index)"
+                        let app = apps[index % apps.count]
                         let order = try await server.service.createOrder(
-                            userId: user, productId: "com.example.coins100", quantity: 1, metadata: RequestMetadata(actor: "bench"))
+                            userId: user, productId: "com.example.coins100", quantity: 1, bundleId: app, metadata: RequestMetadata(actor: "bench"))
                         let purchase = try await simulator.purchase(
                             appleId: "apple-\(index)", productId: "com.example.coins100", environment: .production,
-                            appAccountToken: UUID(uuidString: order.appAccountToken))
+                            appAccountToken: UUID(uuidString: order.appAccountToken), bundleId: app)
                         made.append((user, purchase.receiptData, purchase.transactionId))
                     }
                     return made
@@ -73,20 +76,24 @@ enum FlowBench {
         }
     }
 
-    /// The simulator and a ledger server on `conninfo` with the bench's catalog loaded: the
-    /// setup of the flow and failover benches.
-    static func startServers(conninfo: String, logger: Logger) async throws -> (RunningAppleSimulator, RunningLedgerServer) {
+    /// The simulator and a ledger server on `conninfo` serving `apps`, each with the bench's
+    /// catalog loaded: the setup of the flow and failover benches.
+    static func startServers(
+        conninfo: String, apps: [String] = ["com.example.app"], logger: Logger
+    ) async throws -> (RunningAppleSimulator, RunningLedgerServer) {
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: .init(machineClock: .system)), logger: logger).start()
         let server = try await LedgerServer(
             configuration: ServerConfiguration(
                 host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),
-                ledger: LedgerConfiguration(bundleId: "com.example.app"),
+                ledger: LedgerConfiguration(apps: try LedgerApps(apps.map { AppSettings(bundleId: $0) })),
                 verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
                 rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16, clock: .system,
                 machineClock: .system),
             logger: logger
         ).start()
-        _ = try await server.service.loadCatalog(Data(catalog.utf8), metadata: RequestMetadata(actor: "bench"))
+        for app in apps {
+            _ = try await server.service.loadCatalog(Data(catalog.utf8), bundleId: app, metadata: RequestMetadata(actor: "bench"))
+        }
         return (apple, server)
     }
 

@@ -113,6 +113,10 @@ case "replay":
         conninfo: conninfo, rounds: Int(environment["BENCH_REPLAY_ROUNDS"] ?? "") ?? 3,
         pageSize: Int(environment["BENCH_REPLAY_PAGE"] ?? ""), swap: environment["BENCH_REPLAY_SWAP"] == "1",
         floor: environment["BENCH_REPLAY_FLOOR"] != "0")
+case "revenue-reads":
+    // ledger-bench revenue-reads [READS]: the revenue report by day and by app on the grown log.
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    print(try await RevenueBench.run(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 200))
 case "dispute":
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
     try await ReplayBench.dispute(conninfo: conninfo, reads: Int(arguments.dropFirst().first ?? "") ?? 2_000)
