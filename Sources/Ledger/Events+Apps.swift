@@ -47,6 +47,7 @@ extension LedgerEvent {
         case .consumptionConsentRecorded(let e): e.bundleId == nil
         case .catalogLoaded(let e): e.bundleId == nil
         case .appleNotificationReceived(let e): e.bundleId == nil
+        case .pricePointsRefreshed(let e): e.bundleId == nil
         default: false
         }
     }
@@ -68,6 +69,7 @@ extension LedgerEvent {
         case .consumptionConsentRecorded(let e): e.bundleId
         case .catalogLoaded(let e): e.bundleId
         case .appleNotificationReceived(let e): e.bundleId
+        case .pricePointsRefreshed(let e): e.bundleId
         default: nil
         }
     }
@@ -90,6 +92,7 @@ extension LedgerEvent {
         case .consumptionConsentRecorded(var e): e.bundleId = app; return .consumptionConsentRecorded(e)
         case .catalogLoaded(var e): e.bundleId = app; return .catalogLoaded(e)
         case .appleNotificationReceived(var e): e.bundleId = app; return .appleNotificationReceived(e)
+        case .pricePointsRefreshed(var e): e.bundleId = app; return .pricePointsRefreshed(e)
         default: return self
         }
     }

@@ -30,14 +30,21 @@ public struct PricePointsRefreshed: LedgerEventPayload {
     public var points: [Point]
     /// Milliseconds since 1970, UTC.
     public var refreshedAtMs: Int64
+    /// The app whose product it is (the same product id in two apps is two products, each with
+    /// its own Apple id); nil when recorded before events named their app.
+    public var bundleId: String?
 
-    public init(productId: String, appleId: String, kind: Kind, documentSha256List: [String], points: [Point], refreshedAtMs: Int64) {
+    public init(
+        productId: String, appleId: String, kind: Kind, documentSha256List: [String], points: [Point], refreshedAtMs: Int64,
+        bundleId: String? = nil
+    ) {
         self.productId = productId
         self.appleId = appleId
         self.kind = kind.rawValue
         self.documentSha256List = documentSha256List
         self.points = points
         self.refreshedAtMs = refreshedAtMs
+        self.bundleId = bundleId
     }
 
     /// `kind`, typed; nil for a value this build does not know.

@@ -81,6 +81,11 @@ public struct AppStreams: Sendable, Hashable {
         isLegacy ? Streams.reconciliation(environment: environment) : "reconciliation \(bundleId) \(environment)"
     }
 
+    /// Apple's price points of one of this app's products.
+    public func pricePoints(productId: String) -> String {
+        isLegacy ? Streams.pricePoints(productId) : "price-points \(bundleId) \(productId)"
+    }
+
     /// A spend's idempotency key.
     public func spendKey(userId: String, spendId: String) -> String {
         isLegacy ? "spend:\(userId.utf8.count):\(userId):\(spendId)" : "spend \(bundleId) \(userId.utf8.count):\(userId):\(spendId)"

@@ -120,8 +120,8 @@ struct ProjectionBatch {
             revenue(ProjectionSQL.revenueReversal(transaction, atMs: atMs, fractionMilli: fraction))
         case .setRevenueTransactionInfo(let transaction, let country, let applePrice):
             append(ProjectionSQL.transactionInfo(transaction, country: country, applePrice: applePrice))
-        case .setPricePoints(let product, let refreshedAtMs, let points):
-            append(ProjectionSQL.pricePoints(product, refreshedAtMs: refreshedAtMs, points: points))
+        case .setPricePoints(let app, let product, let refreshedAtMs, let points):
+            append(ProjectionSQL.pricePoints(app: app, product, refreshedAtMs: refreshedAtMs, points: points))
         case .addWebhookEvent(let message):
             webhookEvents.append(message)
         case .restoreOwnership(let original):

@@ -146,17 +146,19 @@ enum ProjectionSQL {
     /// product's earliest refresh, those purchased before it (which the first refresh prices).
     /// Lines already priced by a later table keep it, so the result is the same in any order of
     /// refreshes, and a sale made before a tax change keeps the table of its day.
-    static func pricePoints(_ product: String, refreshedAtMs: Int64, points: [PricePointsRefreshed.Point]) -> [SQL] {
+    ///
+    /// Per app: the same product id in two apps is two products, each priced by its own points.
+    static func pricePoints(app: String, _ product: String, refreshedAtMs: Int64, points: [PricePointsRefreshed.Point]) -> [SQL] {
         var statements: [SQL] = [.prepared("""
-            INSERT INTO projection_revenue_price_refreshes (product_id, refreshed_at_ms) VALUES (\(product), \(refreshedAtMs))
+            INSERT INTO projection_revenue_app_price_refreshes (bundle_id, product_id, refreshed_at_ms) VALUES (\(app), \(product), \(refreshedAtMs))
             ON CONFLICT DO NOTHING
             """)]
         if !points.isEmpty {
             // One refresh read twice at the same millisecond keeps what the log recorded first.
             statements.append(.prepared("""
-                INSERT INTO projection_revenue_price_points
-                    (product_id, refreshed_at_ms, territory, currency, customer_price_minor, proceeds_minor, proceeds_year2_minor)
-                SELECT \(product), \(refreshedAtMs), t, c, p, pr, y2
+                INSERT INTO projection_revenue_app_price_points
+                    (bundle_id, product_id, refreshed_at_ms, territory, currency, customer_price_minor, proceeds_minor, proceeds_year2_minor)
+                SELECT \(app), \(product), \(refreshedAtMs), t, c, p, pr, y2
                 FROM unnest(\(PostgresArray(points.map { Optional($0.territory) }))::text[],
                             \(PostgresArray(points.map { Optional($0.currency) }))::text[],
                             \(PostgresArray(points.map(\.customerPriceMinor)))::bigint[],
@@ -166,11 +168,13 @@ enum ProjectionSQL {
                 ON CONFLICT DO NOTHING
                 """))
         }
-        statements.append(priceLines(where: "l2.product_id = \(product) AND l2.purchase_date_ms >= \(refreshedAtMs)"))
+        statements.append(priceLines(
+            where: "l2.product_id = \(product) AND coalesce(l2.bundle_id, '') = \(app) AND l2.purchase_date_ms >= \(refreshedAtMs)"))
         // Only when this refresh is the product's earliest: a one-time filter, no scan otherwise.
         statements.append(priceLines(where: """
-            l2.product_id = \(product)
-            AND \(refreshedAtMs)::bigint = (SELECT min(refreshed_at_ms) FROM projection_revenue_price_refreshes WHERE product_id = \(product))
+            l2.product_id = \(product) AND coalesce(l2.bundle_id, '') = \(app)
+            AND \(refreshedAtMs)::bigint = (
+                SELECT min(refreshed_at_ms) FROM projection_revenue_app_price_refreshes WHERE bundle_id = \(app) AND product_id = \(product))
             AND (l2.point_refreshed_at_ms IS NULL OR l2.point_refreshed_at_ms > \(refreshedAtMs))
             """))
         return statements
@@ -203,9 +207,11 @@ enum ProjectionSQL {
         CROSS JOIN LATERAL (
             SELECT coalesce(max(f.refreshed_at_ms) FILTER (WHERE f.refreshed_at_ms <= \(identifier: line).purchase_date_ms),
                             min(f.refreshed_at_ms)) AS refreshed
-            FROM projection_revenue_price_refreshes f WHERE f.product_id = \(identifier: line).product_id) r
-        LEFT JOIN projection_revenue_price_points pp
-          ON pp.product_id = \(identifier: line).product_id AND pp.refreshed_at_ms = r.refreshed AND pp.territory = \(identifier: line).country
+            FROM projection_revenue_app_price_refreshes f
+            WHERE f.bundle_id = coalesce(\(identifier: line).bundle_id, '') AND f.product_id = \(identifier: line).product_id) r
+        LEFT JOIN projection_revenue_app_price_points pp
+          ON pp.bundle_id = coalesce(\(identifier: line).bundle_id, '') AND pp.product_id = \(identifier: line).product_id
+         AND pp.refreshed_at_ms = r.refreshed AND pp.territory = \(identifier: line).country
          AND pp.currency = \(identifier: line).currency AND pp.customer_price_minor * \(identifier: line).quantity = \(fragment: saleGross)
         """
     }

@@ -20,10 +20,13 @@ public struct PricePointsRefreshSummary: Sendable, Hashable {
 
     public var productId: String
     public var outcome: Outcome
+    /// The app whose product it is.
+    public var bundleId: String
 
-    public init(productId: String, outcome: Outcome) {
+    public init(productId: String, outcome: Outcome, bundleId: String = "") {
         self.productId = productId
         self.outcome = outcome
+        self.bundleId = bundleId
     }
 
     /// The points recorded now; 0 unless refreshed.
@@ -43,10 +46,11 @@ extension PurchaseService {
     /// Document kind of an App Store Connect price-points page.
     public static let pricePointsDocumentKind = "apple_price_points"
 
-    /// Reads Apple's price points (App Store Connect API) for every catalog product with an
-    /// `apple_id`, in product id order, and records each product's in one transaction: every page
-    /// verbatim as a document (kind `apple_price_points`) and `PricePointsRefreshed` appended to
-    /// `Streams.pricePoints(productId)` expecting any version, so each refresh is a new event
+    /// Reads Apple's price points (App Store Connect API) for every product with an `apple_id` of
+    /// every app's catalog (app by app, as configured; in product id order), and records each
+    /// product's in one transaction: every page verbatim as a document (kind
+    /// `apple_price_points`) and `PricePointsRefreshed`, naming its app, appended to the app's
+    /// `AppStreams.pricePoints(productId:)` expecting any version, so each refresh is a new event
     /// and a replay sees the table in force at any position. Auto-renewables are read from the
     /// subscription list, every other kind from the in-app purchase list.
     ///
@@ -56,11 +60,21 @@ extension PurchaseService {
     /// retries throws the `AppStoreConnectError`, as asking for the rest would fare no better.
     /// Database failures throw `LedgerServiceError`.
     public func refreshPricePoints(using client: AppStoreConnectClient, metadata: RequestMetadata) async throws -> [PricePointsRefreshSummary] {
-        let catalog = try await mappingDatabaseErrors { try await reads.catalog(of: configuration.bundleId) }
+        var summaries: [PricePointsRefreshSummary] = []
+        for app in configuration.apps.bundleIds {
+            summaries += try await refreshPricePoints(of: app, using: client, metadata: metadata)
+        }
+        return summaries
+    }
+
+    private func refreshPricePoints(
+        of app: String, using client: AppStoreConnectClient, metadata: RequestMetadata
+    ) async throws -> [PricePointsRefreshSummary] {
+        let (catalog, streams) = try await mappingDatabaseErrors { (try await reads.catalog(of: app), try await reads.streams(of: app)) }
         var summaries: [PricePointsRefreshSummary] = []
         for product in catalog.products.values.sorted(by: { $0.productId < $1.productId }) {
             guard let appleId = product.appleId, !appleId.isEmpty else {
-                summaries.append(PricePointsRefreshSummary(productId: product.productId, outcome: .skippedWithoutAppleId))
+                summaries.append(PricePointsRefreshSummary(productId: product.productId, outcome: .skippedWithoutAppleId, bundleId: app))
                 continue
             }
             let kind: PricePointsRefreshed.Kind = product.kind == .autoRenewable ? .subscription : .inApp
@@ -72,20 +86,20 @@ extension PurchaseService {
                 logger.warning("App Store Connect gave no price points for a product", metadata: [
                     "product_id": "\(product.productId)", "apple_id": "\(appleId)", "error": "\(error)",
                 ])
-                summaries.append(PricePointsRefreshSummary(productId: product.productId, outcome: .failed(error)))
+                summaries.append(PricePointsRefreshSummary(productId: product.productId, outcome: .failed(error), bundleId: app))
                 continue
             }
             let documents = read.pages.map { DocumentStore.insert($0, kind: Self.pricePointsDocumentKind) }
             let event = PricePointsRefreshed(
                 productId: product.productId, appleId: appleId, kind: kind, documentSha256List: documents.map(\.name),
                 points: read.points,
-                refreshedAtMs: clock())
+                refreshedAtMs: clock(), bundleId: app)
             try await mappingDatabaseErrors {
                 _ = try await log.append(
-                    [LedgerAppend(stream: Streams.pricePoints(product.productId), expectation: .any, events: [.pricePointsRefreshed(event)])],
+                    [LedgerAppend(stream: streams.pricePoints(productId: product.productId), expectation: .any, events: [.pricePointsRefreshed(event)])],
                     metadata: metadata, alongside: documents.map(\.statement))
             }
-            summaries.append(PricePointsRefreshSummary(productId: product.productId, outcome: .refreshed(event)))
+            summaries.append(PricePointsRefreshSummary(productId: product.productId, outcome: .refreshed(event), bundleId: app))
         }
         return summaries
     }

@@ -53,15 +53,18 @@ struct PricePointsCommand: AsyncParsableCommand {
                 }
             }
             var failed = 0
+            // With several apps, each line names its app first: a product id may be in two.
+            let several = Set(summaries.map(\.bundleId)).count > 1
             for summary in summaries {
+                let product = several ? "\(summary.bundleId) \(summary.productId)" : summary.productId
                 switch summary.outcome {
                 case .refreshed(let event):
-                    print("\(summary.productId) (Apple id \(event.appleId), \(event.kind)): \(summary.pointCount) price points in \(summary.territoryCount) territories")
+                    print("\(product) (Apple id \(event.appleId), \(event.kind)): \(summary.pointCount) price points in \(summary.territoryCount) territories")
                 case .skippedWithoutAppleId:
-                    print("\(summary.productId): skipped, the catalog gives it no apple_id")
+                    print("\(product): skipped, the catalog gives it no apple_id")
                 case .failed(let error):
                     failed += 1
-                    print("\(summary.productId): not refreshed: \(error)")
+                    print("\(product): not refreshed: \(error)")
                 }
             }
             if summaries.isEmpty { print("the catalog has no products") }

@@ -190,3 +190,53 @@ import Testing
         }
     }
 }
+
+/// Apple's price points per app: the same product id in two apps is two products with Apple IDs
+/// of their own, each refreshed and pricing its own app's sales.
+@Suite struct SeveralAppsPricePointsTests {
+    static let game = LedgerHarness.bundleId
+    static let puzzle = SeveralAppsCommandsTests.other
+    static let coins = "com.example.coins100"
+
+    @Test("each app's catalog is refreshed with its own Apple IDs, recorded per app, and each app's sale is priced by its own points")
+    func pricePointsPerApp() async throws {
+        try await LedgerHarness.with(askApple: true, askConnect: true, apps: SeveralAppsCommandsTests.apps) { ledger in
+            let product = try #require(ledger.simulator.configuration.products.first { $0.productId == Self.coins })
+            let ids = [Self.game: product.reportAppleIdentifier, Self.puzzle: product.reportAppleIdentifier(inApp: Self.puzzle, primaryApp: Self.game)]
+            #expect(ids[Self.game] != ids[Self.puzzle])
+            for (app, appleId) in ids {
+                let catalog = #"{"products": [{"product_id": "\#(Self.coins)", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD", "apple_id": "\#(appleId)"}]}"#
+                _ = try await ledger.server.service.loadCatalog(Data(catalog.utf8), bundleId: app, metadata: RequestMetadata(actor: "test"))
+            }
+            let summaries = try await PricePointTests.refresh(ledger)
+            let refreshedApps = summaries.filter { if case .refreshed = $0.outcome { true } else { false } }.map(\.bundleId)
+            #expect(refreshedApps == [Self.game, Self.puzzle], "app by app, as configured")
+            let events = try await PricePointTests.refreshed(ledger)
+            #expect(Dictionary(uniqueKeysWithValues: events.map { ($0.bundleId ?? "", $0.appleId) }) == ids)
+            let log = LedgerLog(store: EventStore(pool: ledger.pool, logger: TestDatabase.logger))
+            #expect(try await log.read(stream: Streams.pricePoints(Self.coins)).count == 1, "the first app keeps its stream's name")
+            #expect(try await log.read(stream: AppStreams(bundleId: Self.puzzle, legacyApp: Self.game).pricePoints(productId: Self.coins)).count == 1)
+
+            // A signed sale in each app, in the US: each priced by its app's points (0.99 pays 0.70).
+            for (app, appleId) in [(Self.game, "apple-pp1"), (Self.puzzle, "apple-pp2")] {
+                let order = try await ledger.post("/v1/orders", ["user_id": "pp", "product_id": Self.coins, "bundle_id": app])
+                let token = try #require(order.json["app_account_token"] as? String)
+                let purchase = try await ledger.simulator.purchase(
+                    appleId: appleId, productId: Self.coins, environment: .production, appAccountToken: UUID(uuidString: token), bundleId: app,
+                    storefront: "USA")
+                let delivered = try await ledger.post("/v1/transactions", ["user_id": "pp", "signed_transaction": purchase.signedTransaction])
+                #expect(delivered.outcome == "delivered", "\(delivered.json)")
+            }
+            let revenue = try await ledger.get("/v1/reports/revenue?from=2000-01-01&to=2100-12-31&group_by=app", token: LedgerHarness.financeToken)
+            let rows = revenue.json["rows"] as? [[String: any Sendable]] ?? []
+            #expect(Set(rows.compactMap { $0["bundle_id"] as? String }) == [Self.game, Self.puzzle], "\(revenue.json)")
+            #expect(rows.allSatisfy { $0["proceeds_estimated"] as? Bool == false }, "priced by Apple's points: \(rows)")
+            #expect(rows.map { $0["proceeds_minor"] as? Int } == [70, 70], "\(rows)")
+            let points = try await ledger.pool.withConnection { connection in
+                try connection.query("SELECT bundle_id, count(*) FROM projection_revenue_app_price_points GROUP BY 1 ORDER BY 1")
+                    .map { (try $0.decode(0, as: String.self), try $0.decode(1, as: Int64.self)) }
+            }
+            #expect(Set(points.map(\.0)) == [Self.game, Self.puzzle])
+        }
+    }
+}

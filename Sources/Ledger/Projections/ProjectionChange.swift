@@ -46,7 +46,8 @@ public enum ProjectionChange: Sendable, Hashable {
     /// A product's price points as read at `refreshedAtMs`: the table that prices its sales
     /// purchased from then until the next refresh (and those before its first refresh, if this
     /// is the first); only points with a customer price and proceeds are kept.
-    case setPricePoints(productId: String, refreshedAtMs: Int64, points: [PricePointsRefreshed.Point])
+    /// `bundleId` "" for a log that names no app yet, as revenue lines have it.
+    case setPricePoints(bundleId: String, productId: String, refreshedAtMs: Int64, points: [PricePointsRefreshed.Point])
     /// The event at `position` concerns `subject` (TimelineProjection's names).
     case timelineEvent(subject: String, position: Int64)
     /// `subject`'s timeline includes everything of `includes`.

@@ -26,11 +26,11 @@ public struct RevenueProjection: Projection {
     /// 7: each line keeps the price point that prices it (Apple's price-point refreshes).
     /// 8: each line keeps the offer that priced its sale (revenue by offer).
     /// 9: each line names its app, and catalog prices are per app (the same product id in two
-    /// apps is two products).
-    public let version: Int32 = 9
+    /// apps is two products). 10: so are Apple's price points.
+    public let version: Int32 = 10
     public let tables = [
         "projection_revenue_catalog_prices", "projection_revenue_lines", "projection_revenue_transaction_info",
-        "projection_revenue_price_refreshes", "projection_revenue_price_points",
+        "projection_revenue_app_price_refreshes", "projection_revenue_app_price_points",
     ]
 
     public func changes(for event: LedgerEvent, at place: EventPlace) -> [ProjectionChange] {
@@ -68,7 +68,7 @@ public struct RevenueProjection: Projection {
             guard v.refund.fractionMilli > 0 else { return [] }
             return [.addRevenueReversal(transactionId: v.refund.transactionId, atMs: v.reversedAtMs, fractionMilli: v.refund.fractionMilli)]
         case .pricePointsRefreshed(let r):
-            return [.setPricePoints(productId: r.productId, refreshedAtMs: r.refreshedAtMs, points: r.points.filter {
+            return [.setPricePoints(bundleId: r.bundleId ?? "", productId: r.productId, refreshedAtMs: r.refreshedAtMs, points: r.points.filter {
                 $0.customerPriceMinor != nil && $0.proceedsMinor != nil && Storefront.countryCode($0.territory) != nil && ISO4217.isCode($0.currency)
             })]
         case .transactionInfoRecorded(let i):
