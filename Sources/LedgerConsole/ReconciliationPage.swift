@@ -39,14 +39,20 @@ struct ReconciliationPage: Sendable {
         } }
         router.get("console/reconciliation/:sha256") { request, context in await routes.guarded(.reconciliation, request, context) { session in
             let name = try context.parameters.require("sha256")
+            let app = try console.appFilter(request.uri.queryParameters.get("bundle_id"))
             guard EvidenceDocument.isDocumentName(name),
-                  let (report, result) = try await console.reads.reconciliation(ofReport: name.lowercased(), commission: console.commission)
+                  let (report, whole) = try await console.reads.reconciliation(ofReport: name.lowercased(), commission: console.commission)
             else { throw ConsoleError.notFound("No report \(name) was imported.") }
+            // One app's cells when the filter names one; other apps' lines are no served app's,
+            // so they stay listed apart either way.
+            var result = whole
+            if let app { result.cells = whole.cells.filter { $0.cell.bundleId == app } }
             func money(_ minor: Int64, _ currency: String) -> String { Money(minorUnits: minor, currency: currency).decimal }
             return console.renderer.page("reconciliation-report", title: "Reconciliation: \(report.kind) report \(report.periodStart) – \(report.periodEnd)",
                                          area: .reconciliation, session: session, values: [
                 "again": request.uri.queryParameters.get("again") != nil,
                 "sha256": report.documentSha256, "documentHref": ConsoleLinks.document(report.documentSha256),
+                "apps": console.appChoices(selected: app), "filtered": app != nil, "filteredApp": app ?? "",
                 "fileName": report.fileName ?? "", "kind": report.kind,
                 "financial": report.kind == "financial",
                 "compared": result.cellsCompared, "matching": result.cellsMatching, "differing": result.differences.count,

@@ -4,6 +4,7 @@ import AppleSimulator
 import EventStore
 import Foundation
 import Ledger
+import LedgerQueries
 import LedgerService
 import LedgerStore
 import LedgerWorkers
@@ -237,6 +238,45 @@ import Testing
                     .map { (try $0.decode(0, as: String.self), try $0.decode(1, as: Int64.self)) }
             }
             #expect(Set(points.map(\.0)) == [Self.game, Self.puzzle])
+        }
+    }
+
+    @Test("end to end over two apps, from the order to the reconciled report: Apple's financial report agrees per app, and the console filters its cells by app")
+    func reconciledReportPerApp() async throws {
+        try await LedgerHarness.with(askApple: true, askConnect: true, apps: SeveralAppsCommandsTests.apps) { ledger in
+            let product = try #require(ledger.simulator.configuration.products.first { $0.productId == Self.coins })
+            for (app, appleId) in [(Self.game, product.reportAppleIdentifier), (Self.puzzle, product.reportAppleIdentifier(inApp: Self.puzzle, primaryApp: Self.game))] {
+                let catalog = #"{"products": [{"product_id": "\#(Self.coins)", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD", "apple_id": "\#(appleId)"}]}"#
+                _ = try await ledger.server.service.loadCatalog(Data(catalog.utf8), bundleId: app, metadata: RequestMetadata(actor: "test"))
+            }
+            _ = try await PricePointTests.refresh(ledger)
+            // Two packs in the game, one in the puzzle: the same product id, two products.
+            for (app, appleId) in [(Self.game, "apple-r1"), (Self.game, "apple-r2"), (Self.puzzle, "apple-r3")] {
+                let order = try await ledger.post("/v1/orders", ["user_id": appleId, "product_id": Self.coins, "bundle_id": app])
+                let token = try #require(order.json["app_account_token"] as? String)
+                let purchase = try await ledger.simulator.purchase(
+                    appleId: appleId, productId: Self.coins, environment: .production, appAccountToken: UUID(uuidString: token), bundleId: app,
+                    storefront: "USA")
+                #expect(try await ledger.post("/v1/transactions", ["user_id": appleId, "signed_transaction": purchase.signedTransaction]).outcome == "delivered")
+            }
+            let now = ledger.server.service.clock()
+            let text = try ledger.simulator.financialReport(from: PacificDay.of(now - 86_400_000), to: PacificDay.of(now + 86_400_000))
+            let imported = try await ReportImporter(store: ledger.server.service.log.store).importReport(
+                Array(text.utf8), fileName: "financial.txt", metadata: RequestMetadata(actor: "test"))
+            let result = try #require(await ledger.server.reads.reconciliation(ofReport: imported.report.documentSha256)).result
+            #expect(result.agrees, "\(result.differences)")
+            #expect(result.otherApps.isEmpty, "each line is a served app's: \(result.otherApps)")
+            #expect(result.cells.map(\.cell.bundleId).sorted() == [Self.puzzle, Self.game].sorted(), "\(result.cells)")
+
+            let browser = ConsoleClient(base: ledger.base)
+            defer { Task { await browser.shutdown() } }
+            _ = try await browser.signIn(LedgerHarness.financeToken)
+            let every = try await browser.get("/console/reconciliation/\(imported.report.documentSha256)")
+            #expect(every.body.contains(">2 cells compared"), "\(every.body)")
+            let one = try await browser.get("/console/reconciliation/\(imported.report.documentSha256)?bundle_id=\(Self.puzzle)")
+            #expect(one.status == 200)
+            #expect(one.body.contains("\(Self.puzzle): 1 cells compared"), "\(one.body)")
+            #expect(try await browser.get("/console/reconciliation/\(imported.report.documentSha256)?bundle_id=com.acme.unknown").status == 400)
         }
     }
 }
