@@ -37,7 +37,8 @@ enum FlowBench {
         }
         let deliveredBefore = try await LedgerReads(pool: pool).eventCount(ofType: "PurchaseDelivered")
 
-        let (apple, server) = try await startServers(conninfo: schemaConninfo, apps: ReplayBench.apps, logger: logger)
+        // A round on a log earlier rounds grew hands out ids past theirs: each delivery took one.
+        let (apple, server) = try await startServers(conninfo: schemaConninfo, apps: ReplayBench.apps, idOffset: deliveredBefore, logger: logger)
 
         // Enough purchases for the round, bought up front (orders through the service, as the
         // app's backend would have created them before the client paid).
@@ -87,9 +88,11 @@ enum FlowBench {
     /// The simulator and a ledger server on `conninfo` serving `apps`, each with the bench's
     /// catalog loaded: the setup of the flow and failover benches.
     static func startServers(
-        conninfo: String, apps: [String] = ["com.example.app"], logger: Logger
+        conninfo: String, apps: [String] = ["com.example.app"], idOffset: Int64 = 0, logger: Logger
     ) async throws -> (RunningAppleSimulator, RunningLedgerServer) {
-        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: .init(machineClock: .system)), logger: logger).start()
+        var simulated = AppleSimulator.Configuration(machineClock: .system)
+        simulated.idOffset = idOffset
+        let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulated), logger: logger).start()
         let server = try await LedgerServer(
             configuration: ServerConfiguration(
                 host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),
