@@ -37,8 +37,10 @@ enum FlowBench {
         }
         let deliveredBefore = try await LedgerReads(pool: pool).eventCount(ofType: "PurchaseDelivered")
 
-        // A round on a log earlier rounds grew hands out ids past theirs: each delivery took one.
-        let (apple, server) = try await startServers(conninfo: schemaConninfo, apps: ReplayBench.apps, idOffset: deliveredBefore, logger: logger)
+        // A round on a log earlier rounds grew hands out ids past theirs: each purchase they
+        // bought took one, and each was ordered first (delivered or not), as each grown one was.
+        let ordersBefore = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
+        let (apple, server) = try await startServers(conninfo: schemaConninfo, apps: ReplayBench.apps, idOffset: ordersBefore, logger: logger)
 
         // Enough purchases for the round, bought up front (orders through the service, as the
         // app's backend would have created them before the client paid).
@@ -46,8 +48,14 @@ enum FlowBench {
         let purchases = try await prepare(count: count, server: server, simulator: apple.simulator)
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let figures = try await ClosedLoop.run(clients: clients, seconds: seconds, items: purchases) { purchase in
-            try await submit(purchase, to: server.baseURL, client: client)
+        let figures: ClosedLoop.Figures
+        do {
+            figures = try await ClosedLoop.run(clients: clients, seconds: seconds, items: purchases) { purchase in
+                try await submit(purchase, to: server.baseURL, client: client)
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
         }
         try await client.shutdown()
         let delivered = try await LedgerReads(pool: pool).eventCount(ofType: "PurchaseDelivered") - deliveredBefore
@@ -120,8 +128,10 @@ enum FlowBench {
         ])
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: .seconds(30))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        guard response.status == .ok else { throw BenchError("a receipt was answered \(response.status.code)") }
+        let answer = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else {
+            throw BenchError("a receipt was answered \(response.status.code): \(String(buffer: answer))")
+        }
         return response.headers.first(name: "X-Ledger-Position")
     }
 }
