@@ -53,6 +53,7 @@ struct ReconciliationPage: Sendable {
                 "again": request.uri.queryParameters.get("again") != nil,
                 "sha256": report.documentSha256, "documentHref": ConsoleLinks.document(report.documentSha256),
                 "apps": console.appChoices(selected: app), "filtered": app != nil, "filteredApp": app ?? "",
+                "filterHref": ConsoleLinks.reconciliation(report.documentSha256),
                 "fileName": report.fileName ?? "", "kind": report.kind,
                 "financial": report.kind == "financial",
                 "compared": result.cellsCompared, "matching": result.cellsMatching, "differing": result.differences.count,

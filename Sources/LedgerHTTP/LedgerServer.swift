@@ -109,10 +109,12 @@ public struct LedgerServer: Sendable {
         clientConfiguration.timeout.connect = .seconds(5)
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let metrics = LedgerMetrics()
-        if configuration.appAppleId == nil {
+        for app in configuration.ledger.apps.apps where app.appAppleId == nil {
             // Apple's own verifier refuses to run in production without it; ours then checks the
             // bundle id and environment only (docs/design-notes.md, Apple's library evaluated).
-            logger.warning("APPLE_APP_APPLE_ID is not set: production signed notifications are not checked against the app's Apple id")
+            logger.warning(
+                "APPLE_APP_APPLE_ID (or the app's app_apple_id in LEDGER_APPS) is not set: production signed notifications are not checked against the app's Apple id",
+                metadata: ["app": "\(app.bundleId)"])
         }
         var serverAPI: ServerAPIClients?
         if let api = configuration.serverAPI {

@@ -33,9 +33,6 @@ public struct ServerConfiguration: Sendable {
     /// schedule of pending receipts, and the App Store Server API's tokens, which Apple checks
     /// against its own clock. `clock` in `serve`; `.system` beside a simulated `clock`.
     public var machineClock: WallClock
-    /// The app's numeric Apple id (`APPLE_APP_APPLE_ID`, or the app's in `LEDGER_APPS`),
-    /// checked in production signed data.
-    public var appAppleId: Int64? { ledger.apps.first.appAppleId }
     /// The App Store Server API's credentials and URL; nil: the ledger does not ask Apple.
     public var serverAPI: ServerAPIConfiguration?
     /// The App Store Connect API's key and URL (`APPLE_CONNECT_*`), for price points; nil: no
