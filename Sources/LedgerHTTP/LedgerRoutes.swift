@@ -299,9 +299,14 @@ struct LedgerRoutes: Sendable {
     }
 
     private func timeline(_ kind: TimelineView.Kind, _ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        _ = try authenticator.require([.finance, .support], request, context)
+        // A person's timeline spans their apps: a token limited to one app reads a purchase's
+        // or an order's, of its app alone, and no person's.
+        let context = try authenticator.require([.finance, .support], request, context, perApp: kind != .user)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("id"), "id")
         guard let view = try await reads(for: request).timeline(kind, id) else {
+            throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
+        }
+        if let limit = context.app, view.appsNamed(legacyApp: try await service.reads.legacyApp()) != [limit] {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
         }
         return JSONResponse.bytes(view.jsonBytes)

@@ -185,3 +185,19 @@ extension TimelineView: Encodable {
 
     public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
 }
+
+extension TimelineView {
+    /// The apps its entries name: each entry's `bundle_id`, and that of the Apple evidence it
+    /// carries; an entry naming none was recorded before events named their app (`legacyApp`'s)
+    /// or names no app at all (Apple's answers, a submission's resolution), and counts for none.
+    public func appsNamed(legacyApp: String?) -> Set<String> {
+        var apps: Set<String> = []
+        for entry in entries {
+            guard case .object(let data) = entry.data else { continue }
+            if let app = data["bundle_id"]?.stringValue { apps.insert(app) }
+            if case .object(let evidence)? = data["apple_evidence"], let app = evidence["bundle_id"]?.stringValue { apps.insert(app) }
+        }
+        if apps.isEmpty, let legacyApp { apps.insert(legacyApp) }
+        return apps
+    }
+}

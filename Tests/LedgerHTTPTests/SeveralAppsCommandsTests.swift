@@ -97,10 +97,15 @@ import Testing
             #expect(try await ledger.get("/v1/ownership/puzzle-removeads", token: Self.thisAppToken).status == 404)
             #expect(try await ledger.get("/v1/ownership/game-removeads", token: Self.thisAppToken).status == 200)
             #expect(try await ledger.get("/v1/ownership/puzzle-removeads").status == 200, "an unlimited token sees both")
-            // A route not yet kept to one app refuses a limited token.
+            // A person's timeline spans their apps: refused to a limited token. A purchase's is
+            // its app's: read by that app's token, not found by another's.
             let timeline = try await ledger.get("/v1/timelines/users/alice", token: Self.otherFinanceToken)
             #expect(timeline.status == 403)
             #expect(timeline.errorCode == "app_not_allowed")
+            let own = try await ledger.get("/v1/timelines/transactions/puzzle-removeads", token: Self.otherFinanceToken)
+            #expect(own.status == 200, "\(own.json)")
+            #expect(try await ledger.get("/v1/timelines/transactions/game-removeads", token: Self.otherFinanceToken).status == 404)
+            #expect(try await ledger.get("/v1/timelines/transactions/game-removeads", token: LedgerHarness.financeToken).status == 200)
             // Finance limited to the other app reads that app's revenue only.
             let revenue = try await ledger.get("/v1/reports/revenue?from=2023-11-01&to=2023-11-30&group_by=app", token: Self.otherFinanceToken)
             #expect((revenue.json["rows"] as? [[String: any Sendable]] ?? []).map { $0["bundle_id"] as? String } == [Self.other])
