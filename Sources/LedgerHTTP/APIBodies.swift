@@ -108,21 +108,6 @@ enum APIBodies {
     }
 }
 
-/// An optional field of an answer written as `null` when it has no value, where Swift's
-/// synthesized encoding would leave the key out: docs/http-api.md's answers list every field
-/// (`openapi.yaml` marks them required and nullable).
-@propertyWrapper
-struct WrittenNull<Value: Encodable>: Encodable {
-    var wrappedValue: Value?
-
-    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
-    }
-}
-
 /// Answers of docs/http-api.md with every field present (null when unknown), as documented.
 enum APIAnswers {
     /// `GET /v1/events` with an `after`/`after_hash` the log no longer holds (409): the error,
@@ -201,8 +186,8 @@ enum APIAnswers {
             var transactionId: String
             var originalTransactionId: String
             var productId: String
-            var userId: String?
-            var bundleId: String?
+            @WrittenNull var userId: String?
+            @WrittenNull var bundleId: String?
             init(_ t: AppleOrderView.Transaction) {
                 transactionId = t.transactionId
                 originalTransactionId = t.originalTransactionId
@@ -210,15 +195,6 @@ enum APIAnswers {
                 userId = t.userId
                 bundleId = t.bundleId
             }
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: Keys.self)
-                try c.encode(transactionId, forKey: .transactionId)
-                try c.encode(originalTransactionId, forKey: .originalTransactionId)
-                try c.encode(productId, forKey: .productId)
-                try c.encode(userId, forKey: .userId)
-                try c.encode(bundleId, forKey: .bundleId)
-            }
-            enum Keys: String, CodingKey { case transactionId, originalTransactionId, productId, userId, bundleId }
         }
     }
 

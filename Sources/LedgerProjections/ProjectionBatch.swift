@@ -317,9 +317,9 @@ struct ProjectionBatch {
             }
             if !webhookEvents.isEmpty {
                 copies.append(CopyRows(
-                    table: "projection_webhook_events", columns: ["position", "sequence", "user_id", "type", "body", "hash_prefix"],
+                    table: "projection_webhook_events", columns: ["position", "sequence", "user_id", "type", "body", "hash_prefix", "bundle_id"],
                     rows: webhookEvents.map {
-                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, $0.bodyText, $0.hashPrefix]
+                        [String($0.position), String($0.sequence), $0.userId, $0.type.rawValue, $0.bodyText, $0.hashPrefix, $0.bundleId]
                     }))
             }
         }
@@ -341,12 +341,12 @@ struct ProjectionBatch {
             // The body's bytes are stored as made, so every send and every page serves the same.
             let bodies = webhookEvents.map { Optional($0.bodyText) }
             sql.append(.prepared("""
-                INSERT INTO projection_webhook_events (position, sequence, user_id, type, body, hash_prefix)
+                INSERT INTO projection_webhook_events (position, sequence, user_id, type, body, hash_prefix, bundle_id)
                 SELECT * FROM unnest(\(Self.integers(webhookEvents.map(\.position)))::bigint[],
                                      \(Self.integers(webhookEvents.map { Int64($0.sequence) }))::integer[],
                                      \(Self.texts(webhookEvents.map(\.userId)))::text[],
                                      \(Self.texts(webhookEvents.map(\.type.rawValue)))::text[], \(Self.texts(bodies))::text[],
-                                     \(Self.texts(webhookEvents.map(\.hashPrefix)))::text[])
+                                     \(Self.texts(webhookEvents.map(\.hashPrefix)))::text[], \(Self.texts(webhookEvents.map(\.bundleId)))::text[])
                 ON CONFLICT (position, sequence) DO NOTHING
                 """))
         }

@@ -89,12 +89,11 @@ extension ReadModels {
     static func eventPage(after position: Int64, limit: Int, app: FeedApp?, on connection: Connection) throws -> EventFeedPage {
         let rows: PostgresRows
         if let app {
-            // A message names its app in `data.bundle_id` (webhooks.md).
+            // A message keeps the app its body names (`data.bundle_id`) in a column of its own.
             rows = try connection.query(.prepared("""
                 WITH app_messages AS (
                     SELECT position, sequence, body, hash_prefix FROM projection_webhook_events
-                    WHERE position > \(position)
-                      AND coalesce((body::jsonb)->'data'->>'bundle_id' = \(app.bundleId), \(app.isLegacy))
+                    WHERE position > \(position) AND coalesce(bundle_id = \(app.bundleId), \(app.isLegacy))
                 ), page AS (
                     SELECT position, sequence, body, hash_prefix FROM app_messages ORDER BY position, sequence LIMIT \(Int64(limit))
                 )

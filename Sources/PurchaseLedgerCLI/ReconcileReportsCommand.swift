@@ -6,6 +6,7 @@ import LedgerService
 import Logging
 import LedgerStore
 import Postgres
+import Primitives
 
 /// `purchase-ledger reconcile-reports FILE...`: imports App Store Connect sales or financial
 /// reports (gzip or not, as downloaded) and sets each against the ledger, as the console's
@@ -113,9 +114,11 @@ struct ReconciliationJSON: Encodable {
     struct Cell: Encodable {
         var period, bundleId, productId, currency, type: String
         /// Null when the cell sums every country (the ledger does not know a sale's storefront).
-        var country: String?
+        /// The nulls are written: a reader sees that a side stated no money, not a missing key.
+        @WrittenNull var country: String?
         var appleUnits, ledgerUnits: Int64
-        var appleProceedsMinor, ledgerProceedsMinor: Int64?
+        @WrittenNull var appleProceedsMinor: Int64?
+        @WrittenNull var ledgerProceedsMinor: Int64?
         var proceedsCurrency: String
         var agrees: Bool
         var transactionIds: [String]
@@ -126,24 +129,6 @@ struct ReconciliationJSON: Encodable {
             case productId = "product_id", appleUnits = "apple_units", ledgerUnits = "ledger_units"
             case appleProceedsMinor = "apple_proceeds_minor", ledgerProceedsMinor = "ledger_proceeds_minor"
             case proceedsCurrency = "proceeds_currency", transactionIds = "transaction_ids"
-        }
-
-        /// The nulls are written: a reader sees that a side stated no money, not a missing key.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(period, forKey: .period)
-            try c.encode(bundleId, forKey: .bundleId)
-            try c.encode(productId, forKey: .productId)
-            try c.encode(country, forKey: .country)
-            try c.encode(currency, forKey: .currency)
-            try c.encode(type, forKey: .type)
-            try c.encode(appleUnits, forKey: .appleUnits)
-            try c.encode(ledgerUnits, forKey: .ledgerUnits)
-            try c.encode(appleProceedsMinor, forKey: .appleProceedsMinor)
-            try c.encode(ledgerProceedsMinor, forKey: .ledgerProceedsMinor)
-            try c.encode(proceedsCurrency, forKey: .proceedsCurrency)
-            try c.encode(agrees, forKey: .agrees)
-            try c.encode(transactionIds, forKey: .transactionIds)
         }
     }
 

@@ -28,7 +28,8 @@ public struct WebhookEventsProjection: FoldingProjection {
     /// 3: so is one Apple tells by RENEWAL_EXTENDED (a mass extension).
     /// 4: bodies carry their ledger event's chain `hash`, ids its first 16 hex digits.
     /// 5: bodies carry their app's `bundle_id`, and balances are kept per app.
-    public let version: Int32 = 5
+    /// 6: each row keeps its app in a column (the feed per app).
+    public let version: Int32 = 6
     public let tables = ["projection_webhook_events", "projection_webhook_state"]
     public let stateTable = "projection_webhook_state"
 

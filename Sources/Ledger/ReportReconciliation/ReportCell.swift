@@ -1,4 +1,6 @@
 import AppStore
+import Primitives
+
 /// One paid transaction or refund as the ledger recorded it (from its revenue lines), for
 /// comparison with an App Store Connect report.
 public struct LedgerReportLine: Sendable, Hashable {
@@ -152,8 +154,9 @@ public struct OtherAppLine: Sendable, Hashable, Codable {
     /// Signed: negative for a return.
     public var units: Int64
     /// The line's proceeds in all (per unit × units, signed as the units), in minor units of
-    /// `currency`; nil when the report gave none.
-    public var proceedsMinor: Int64?
+    /// `currency`; nil when the report gave none, written null (`reconcile-reports --format
+    /// json`): a reader sees no money stated, not a missing key.
+    @WrittenNull public var proceedsMinor: Int64?
     public var currency: String
 
     public init(_ line: AppStoreReportLine) {
@@ -166,19 +169,5 @@ public struct OtherAppLine: Sendable, Hashable, Codable {
             return overflow ? (line.units < 0 ? .min : .max) : total
         }
         currency = line.proceedsCurrency ?? line.currency
-    }
-
-    enum CodingKeys: String, CodingKey { case appleIdentifier, sku, title, units, proceedsMinor, currency }
-
-    /// `proceeds_minor` is written null when the report gave none: a reader sees no money stated,
-    /// not a missing key (`reconcile-reports --format json`).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(appleIdentifier, forKey: .appleIdentifier)
-        try c.encode(sku, forKey: .sku)
-        try c.encode(title, forKey: .title)
-        try c.encode(units, forKey: .units)
-        try c.encode(proceedsMinor, forKey: .proceedsMinor)
-        try c.encode(currency, forKey: .currency)
     }
 }

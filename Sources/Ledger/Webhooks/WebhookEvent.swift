@@ -52,6 +52,9 @@ public struct WebhookEvent: Sendable, Hashable {
     public var body: Data { Data(bodyBytes) }
 
     /// The body as text, as the messages' table stores it.
+    /// The app its body names (`data.bundle_id`); nil when it names none.
+    public var bundleId: String? { fields["bundle_id"]?.stringValue }
+
     public var bodyText: String { String(decoding: bodyBytes, as: UTF8.self) }
 
     private var bodyBytes: [UInt8] {
