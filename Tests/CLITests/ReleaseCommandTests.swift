@@ -105,46 +105,32 @@ struct ReleaseCommandTests {
         }
     }
 
-    @Test("one app listed in LEDGER_APPS is served as APPLE_BUNDLE_ID would be: config check names the file and its catalog's products")
-    func servesOneAppFromAppsFile() async throws {
+    @Test(
+        "the apps listed in LEDGER_APPS are served, one as APPLE_BUNDLE_ID would be: config check names the file, each app and its catalog's products",
+        arguments: [
+            (#"[{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"}]"#, ["com.example.app": 1]),
+            (#"[{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"}, {"bundle_id": "com.example.puzzle", "app_apple_id": 5678, "catalog": "puzzle.json"}]"#,
+             ["com.example.app": 1, "com.example.puzzle": 2]),
+        ])
+    func servesAppsFromAppsFile(apps: String, products: [String: Int]) async throws {
         try await TemporaryFolder.with("apps") { folder in
             try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}}]}"#.utf8)
                 .write(to: folder.appendingPathComponent("game.json"))
-            let file = folder.appendingPathComponent("apps.json")
-            try Data(#"{"apps": [{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"}]}"#.utf8).write(to: file)
-            try await TestDatabase.withSchema { conninfo, _ in
-                let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
-                #expect(migrated.status == 0, "\(migrated.output)")
-                let run = try await ToolRun.run(
-                    ["config", "check"], databaseURL: conninfo, environment: ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"])
-                #expect(run.status == 0, "\(run.output)")
-                #expect(run.output.contains("LEDGER_APPS: \(file.path) lists com.example.app"), "\(run.output)")
-                #expect(run.output.contains("app com.example.app, catalog): 1 products"), "\(run.output)")
-            }
-        }
-    }
-
-    @Test("two apps listed in LEDGER_APPS are both served: config check names each and its catalog's products")
-    func servesTwoAppsFromAppsFile() async throws {
-        try await TemporaryFolder.with("apps") { folder in
-            try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}}]}"#.utf8)
-                .write(to: folder.appendingPathComponent("game.json"))
+            // The puzzle sells the game's product id, another product, and one of its own.
             try Data(#"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 300}}, {"product_id": "com.example.pro", "kind": "auto_renewable"}]}"#.utf8)
                 .write(to: folder.appendingPathComponent("puzzle.json"))
             let file = folder.appendingPathComponent("apps.json")
-            try Data(#"""
-                {"apps": [{"bundle_id": "com.example.app", "app_apple_id": 1234, "catalog": "game.json"},
-                          {"bundle_id": "com.example.puzzle", "app_apple_id": 5678, "catalog": "puzzle.json"}]}
-                """#.utf8).write(to: file)
+            try Data(#"{"apps": \#(apps)}"#.utf8).write(to: file)
             try await TestDatabase.withSchema { conninfo, _ in
                 let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
                 #expect(migrated.status == 0, "\(migrated.output)")
                 let run = try await ToolRun.run(
                     ["config", "check"], databaseURL: conninfo, environment: ["LEDGER_APPS": file.path, "LEDGER_API_TOKENS": "app-token-0123456789:app"])
                 #expect(run.status == 0, "\(run.output)")
-                #expect(run.output.contains("LEDGER_APPS: \(file.path) lists com.example.app, com.example.puzzle"), "\(run.output)")
-                #expect(run.output.contains("app com.example.app, catalog): 1 products"), "\(run.output)")
-                #expect(run.output.contains("app com.example.puzzle, catalog): 2 products"), "\(run.output)")
+                #expect(run.output.contains("LEDGER_APPS: \(file.path) lists \(products.keys.sorted().joined(separator: ", "))"), "\(run.output)")
+                for (app, count) in products {
+                    #expect(run.output.contains("app \(app), catalog): \(count) products"), "\(run.output)")
+                }
             }
         }
     }
