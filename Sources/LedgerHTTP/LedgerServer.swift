@@ -225,7 +225,8 @@ public struct LedgerServer: Sendable {
             server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PurchaseLedger"),
             onServerRunning: onRunning, logger: logger)
-        var services: [any Service] = [BackgroundLoop { await runner.run() }, BackgroundLoop { await worker.run() }]
+        var services: [any Service] = [BackgroundLoop { await worker.run() }]
+        if configuration.runsProjections { services.append(BackgroundLoop { await runner.run() }) }
         var transactionInfo: TransactionInfoWorker?
         if let serverAPI {
             // Asking Apple: refund requests answered, lost notifications recovered, the sales

@@ -55,6 +55,10 @@ public struct ServerConfiguration: Sendable {
     /// `LEDGER_DIGEST_INTERVAL` and `LEDGER_DIGEST_FILE`: how often the chain's digest is
     /// published, and the file it is appended to; nil: never (interval 0).
     public var digests: DigestPublisher.Settings? = DigestPublisher.Settings(interval: .seconds(3_600))
+    /// Off only for `Tools/bench flow`'s write-path floor: a server that records, asks Apple and
+    /// answers, but applies no projection, so the CPU it spends per receipt is the write path's
+    /// alone. Its reads would wait for projections that never move: nothing else turns it off.
+    @_spi(Bench) public var runsProjections = true
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, conninfo: String, tokens: APITokens, ledger: LedgerConfiguration,

@@ -4,7 +4,7 @@ import AppStoreClient
 import AsyncHTTPClient
 import EventStore
 import Foundation
-import LedgerHTTP
+@_spi(Bench) import LedgerHTTP
 import LedgerService
 import LedgerStore
 import Logging
@@ -17,7 +17,9 @@ import X509
 /// concurrent clients, the simulator answering verifyReceipt at once over loopback HTTP, and
 /// PostgreSQL durable. Every purchase is ordered and bought before the clock starts, so only the
 /// receipts are timed. With `BENCH_APPS` above 1 the ledger serves that many apps and the
-/// purchases go to each in turn (`ReplayBench.apps`). Returns "RATE P50_MS P99_MS DELIVERED
+/// purchases go to each in turn (`ReplayBench.apps`). With `BENCH_FLOW_WRITES_ONLY=1` the server
+/// applies no projection: what a receipt costs on its write path alone (the two durable appends,
+/// the decision's look-ups, Apple's answer), the part the runner does not share. Returns "RATE P50_MS P99_MS DELIVERED
 /// PROCESS_CPU_MS POSTGRES_CPU_MS", the last two per receipt.
 enum FlowBench {
     static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}]}"#
@@ -40,7 +42,9 @@ enum FlowBench {
         // A round on a log earlier rounds grew hands out ids past theirs: each purchase they
         // bought took one, and each was ordered first (delivered or not), as each grown one was.
         let ordersBefore = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
-        let (apple, server) = try await startServers(conninfo: schemaConninfo, apps: ReplayBench.apps, idOffset: ordersBefore, logger: logger)
+        let (apple, server) = try await startServers(
+            conninfo: schemaConninfo, apps: ReplayBench.apps, idOffset: ordersBefore,
+            runsProjections: ProcessInfo.processInfo.environment["BENCH_FLOW_WRITES_ONLY"] != "1", logger: logger)
 
         // Enough purchases for the round, bought up front (orders through the service, as the
         // app's backend would have created them before the client paid).
@@ -96,20 +100,19 @@ enum FlowBench {
     /// The simulator and a ledger server on `conninfo` serving `apps`, each with the bench's
     /// catalog loaded: the setup of the flow and failover benches.
     static func startServers(
-        conninfo: String, apps: [String] = ["com.example.app"], idOffset: Int64 = 0, logger: Logger
+        conninfo: String, apps: [String] = ["com.example.app"], idOffset: Int64 = 0, runsProjections: Bool = true, logger: Logger
     ) async throws -> (RunningAppleSimulator, RunningLedgerServer) {
         var simulated = AppleSimulator.Configuration(machineClock: .system)
         simulated.idOffset = idOffset
         let apple = try await AppleSimulatorServer(simulator: try AppleSimulator(configuration: simulated), logger: logger).start()
-        let server = try await LedgerServer(
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),
-                ledger: LedgerConfiguration(apps: try LedgerApps(apps.map { AppSettings(bundleId: $0) })),
-                verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
-                rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16, clock: .system,
-                machineClock: .system),
-            logger: logger
-        ).start()
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, conninfo: conninfo, tokens: try APITokens(parsing: "\(token):app"),
+            ledger: LedgerConfiguration(apps: try LedgerApps(apps.map { AppSettings(bundleId: $0) })),
+            verifyReceipt: VerifyReceiptConfiguration(productionURL: apple.productionURL, sandboxURL: apple.sandboxURL),
+            rootCertificates: [try Certificate(derEncoded: apple.simulator.rootCertificateDER)], poolSize: 16, clock: .system,
+            machineClock: .system)
+        configuration.runsProjections = runsProjections
+        let server = try await LedgerServer(configuration: configuration, logger: logger).start()
         for app in apps {
             _ = try await server.service.loadCatalog(Data(catalog.utf8), bundleId: app, metadata: RequestMetadata(actor: "bench"))
         }
