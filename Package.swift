@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "apple-simulator", targets: ["apple-simulator"]),
         .executable(name: "ledger-demo", targets: ["ledger-demo"]),
         .library(name: "Primitives", targets: ["Primitives"]),
+        .library(name: "Sealing", targets: ["Sealing"]),
         .library(name: "Postgres", targets: ["Postgres"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "AppStore", targets: ["AppStore"]),
@@ -64,6 +65,14 @@ let package = Package(
         // (UTCDays), the ISO 4217 and 3166 tables and the JSON value. No module of ours, and of
         // Foundation only its core (FoundationEssentials) for `Date`, `Data` and `JSONEncoder`.
         .target(name: "Primitives", swiftSettings: strict),
+        // Erasure's cryptography (docs/erasure.md): subjects and their keys, values and documents
+        // sealed under them, the index key's look-ups and the key-encryption key's wrapping. Pure:
+        // no database, no clock; the subject store over it is LedgerStore's.
+        .target(
+            name: "Sealing",
+            dependencies: ["Primitives", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Postgres",
             dependencies: [
@@ -161,7 +170,7 @@ let package = Package(
         .target(
             name: "LedgerStore",
             dependencies: [
-                "Ledger", "EventStore", "LedgerSchema", "Postgres", "AppStore", "Primitives",
+                "Ledger", "EventStore", "LedgerSchema", "Postgres", "AppStore", "Primitives", "Sealing",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
@@ -340,6 +349,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"], swiftSettings: strict),
+        .testTarget(name: "SealingTests", dependencies: ["Sealing", "Primitives"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "EmbeddedPostgres", "Primitives", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "LedgerSchema", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
@@ -365,7 +375,7 @@ let package = Package(
         .testTarget(
             name: "LedgerHTTPTests",
             dependencies: [
-                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres", "Primitives",
+                "LedgerHTTP", "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "AppleSimulator", "TestSupport", "Spawning", "EmbeddedPostgres", "Primitives", "Sealing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -19,6 +19,8 @@ enum Layering {
         "CBuildInfo": .exactly([]),
         // The shared primitives (clock, calendar, ISO tables, JSON value…) know nothing of ours.
         "Primitives": .exactly([]),
+        // Erasure's cryptography knows only the primitives.
+        "Sealing": .over(["Primitives"]),
         // The driver knows only libpq and the primitives (the one calendar, for timestamps);
         // processes and the embedded cluster know nothing of ours.
         "Postgres": .over(["CLibPQ", "Primitives"]),
@@ -33,7 +35,7 @@ enum Layering {
         "AppleSimulator": .over(["AppStore"]),
         "Ledger": .over(["AppStore"]),
         // The rooms above the log.
-        "LedgerStore": .over(["Ledger", "EventStore", "LedgerSchema"]),
+        "LedgerStore": .over(["Ledger", "EventStore", "LedgerSchema", "Sealing"]),
         "LedgerProjections": .over(["LedgerStore"]),
         "LedgerQueries": .over(["LedgerProjections"]),
         "LedgerService": .over(["LedgerStore", "AppStoreClient"]),

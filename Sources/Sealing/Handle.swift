@@ -1,0 +1,50 @@
+import Primitives
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What the ledger holds in place of a personal value (a user id, an app account token, free
+/// text about a person): `~1.<subject>.<base64url(nonce ‖ ciphertext ‖ tag)>`. The domain
+/// compares handles as it compared the values, and only the edges open them; once the subject's
+/// key is destroyed a handle reads as `erased:<subject>` (docs/erasure.md).
+public enum Handle {
+    static let prefix = "~1."
+
+    /// `plaintext` sealed for `subject`: the same every time for the same subject, field and text.
+    public static func seal(_ plaintext: String, field: SealedField, subject: SubjectID, key: SubjectKey) -> String {
+        let sealed = Seal.seal(Array(plaintext.utf8), field: field, subject: subject, key: key)
+        return prefix + subject.rawValue + "." + Base64URL.encode(Data(sealed))
+    }
+
+    /// The subject a handle was sealed for; nil when `text` is not a handle (a value recorded
+    /// before erasure came, held in clear).
+    public static func subject(of text: String) -> SubjectID? {
+        parts(of: text)?.subject
+    }
+
+    /// The value `handle` holds.
+    public static func open(_ handle: String, field: SealedField, key: SubjectKey) throws(SealingError) -> String {
+        guard let (subject, sealed) = parts(of: handle) else { throw .notSealed }
+        let plaintext = try Seal.open(sealed, field: field, subject: subject, key: key)
+        guard let text = String(validating: plaintext, as: UTF8.self) else { throw .cannotOpen }
+        return text
+    }
+
+    /// What a handle shows once its subject is erased.
+    public static func erased(_ subject: SubjectID) -> String {
+        "erased:" + subject.rawValue
+    }
+
+    private static func parts(of text: String) -> (subject: SubjectID, sealed: Data)? {
+        guard text.hasPrefix(prefix) else { return nil }
+        let rest = text.utf8.dropFirst(prefix.utf8.count)
+        guard let dot = rest.firstIndex(of: UInt8(ascii: ".")),
+              let subject = SubjectID(Substring(rest[..<dot])),
+              let sealed = Base64URL.decode(Substring(rest[rest.index(after: dot)...]))
+        else { return nil }
+        return (subject, sealed)
+    }
+}

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import Sealing
+
+@Suite struct HandleTests {
+    let subject = SubjectID.random()
+    let key = SubjectKey.random()
+
+    @Test func aHandleOpensToItsValueAndNamesItsSubject() throws {
+        let handle = Handle.seal("alice@example.com", field: .userId, subject: subject, key: key)
+        #expect(handle.hasPrefix("~1.\(subject.rawValue)."))
+        #expect(!handle.contains("alice"))
+        #expect(Handle.subject(of: handle) == subject)
+        #expect(try Handle.open(handle, field: .userId, key: key) == "alice@example.com")
+    }
+
+    @Test func theSameValueSealsToTheSameHandleAndAnotherValueToAnother() {
+        let first = Handle.seal("user-1", field: .userId, subject: subject, key: key)
+        #expect(Handle.seal("user-1", field: .userId, subject: subject, key: key) == first)
+        #expect(Handle.seal("user-2", field: .userId, subject: subject, key: key) != first)
+        // The same text as another field, or under another subject's key, seals apart.
+        #expect(Handle.seal("user-1", field: .text, subject: subject, key: key) != first)
+        #expect(Handle.seal("user-1", field: .userId, subject: .random(), key: .random()) != first)
+    }
+
+    @Test func anotherKeyAnotherFieldOrAnAlteredHandleCannotOpen() {
+        let handle = Handle.seal("user-1", field: .userId, subject: subject, key: key)
+        #expect(throws: SealingError.cannotOpen) { try Handle.open(handle, field: .userId, key: .random()) }
+        #expect(throws: SealingError.cannotOpen) { try Handle.open(handle, field: .appAccountToken, key: key) }
+        // Another subject's id put in front of the same sealed bytes: the subject is authenticated.
+        let moved = "~1.\(SubjectID.random().rawValue)." + handle.split(separator: ".").last!
+        #expect(throws: SealingError.cannotOpen) { try Handle.open(moved, field: .userId, key: key) }
+        var altered = Array(handle.utf8)
+        altered[altered.count - 3] = altered[altered.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(throws: SealingError.cannotOpen) { try Handle.open(String(decoding: altered, as: UTF8.self), field: .userId, key: key) }
+    }
+
+    @Test(arguments: ["user-1", "~1.", "~1.snot-a-subject.AAAA", "~1.\(SubjectID.random().rawValue)", "erased:s"])
+    func textThatIsNoHandleIsNotOne(_ text: String) {
+        #expect(Handle.subject(of: text) == nil)
+        #expect(throws: SealingError.notSealed) { try Handle.open(text, field: .userId, key: key) }
+    }
+
+    @Test func aLongIdSealsWhole() throws {
+        let long = String(repeating: "é", count: 200)
+        let handle = Handle.seal(long, field: .userId, subject: subject, key: key)
+        #expect(try Handle.open(handle, field: .userId, key: key) == long)
+    }
+
+    @Test func anErasedHandleShowsItsSubjectOnly() {
+        #expect(Handle.erased(subject) == "erased:\(subject.rawValue)")
+    }
+}
