@@ -1,0 +1,71 @@
+import Sealing
+
+/// The people the ledger records, as its edges see them (docs/erasure.md): a user id coming in
+/// becomes the handle the log records for it; a handle going out (in an answer, a page, a webhook
+/// body, a command's output) becomes the user id again, or `erased:SUBJECT` once its subject's
+/// key is gone. Nothing between the edges opens a handle.
+public final class People: Sendable {
+    public let subjects: SubjectStore
+
+    public init(subjects: SubjectStore) {
+        self.subjects = subjects
+    }
+
+    /// What the log records for `userId` from now on: its subject's handle, a new subject's when
+    /// it has none (or its earlier one was erased). A live handle given back is its own answer.
+    public func handle(forUser userId: String) async throws -> String {
+        if let known = try await knownHandle(forUser: userId) { return known }
+        guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
+            throw SubjectStoreError.damagedKey("a subject just made")
+        }
+        return Handle.seal(userId, field: .userId, subject: subject, key: key)
+    }
+
+    /// The handle `userId` is recorded under, for a read; nil when no live subject has it (never
+    /// seen since erasure came, or erased). A live handle given back (the console's links carry
+    /// them) is its own answer.
+    public func knownHandle(forUser userId: String) async throws -> String? {
+        if Handle.subject(of: userId) != nil {
+            guard let name = try await names(for: [userId])[userId], !name.hasPrefix("erased:") else { return nil }
+            return userId
+        }
+        guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
+        return Handle.seal(userId, field: .userId, subject: subject, key: key)
+    }
+
+    /// What each of `handles` shows: the value it holds, or `erased:SUBJECT` when its subject's
+    /// key is gone. What is not a handle is absent.
+    public func names(for handles: Set<String>) async throws -> [String: String] {
+        let sealed = handles.compactMap { handle in Handle.subject(of: handle).map { (handle, $0) } }
+        guard !sealed.isEmpty else { return [:] }
+        let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
+        var names: [String: String] = [:]
+        for (handle, subject) in sealed {
+            guard let key = keys[subject] else {
+                names[handle] = Handle.erased(subject)
+                continue
+            }
+            // A handle of a live subject that does not open was not sealed by this ledger for
+            // that subject: shown as it is, never as someone's id.
+            for field in [SealedField.userId, .appAccountToken, .text] {
+                if let value = try? Handle.open(handle, field: field, key: key) {
+                    names[handle] = value
+                    break
+                }
+            }
+        }
+        return names
+    }
+
+    /// `text` with every handle in it opened, each written with `escaping`.
+    public func open(_ text: [UInt8], escaping: Escaping) async throws -> [UInt8] {
+        let handles = HandleText.handles(in: text)
+        guard !handles.isEmpty else { return text }
+        let names = try await names(for: handles)
+        return HandleText.replacing(in: text) { handle in names[handle].map(escaping.escape) }
+    }
+
+    public func open(_ text: String, escaping: Escaping = .none) async throws -> String {
+        String(decoding: try await open(Array(text.utf8), escaping: escaping), as: UTF8.self)
+    }
+}
