@@ -181,7 +181,7 @@ let package = Package(
         .target(
             name: "LedgerProjections",
             dependencies: [
-                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "Primitives",
+                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "Primitives", "Sealing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -201,7 +201,7 @@ let package = Package(
         .target(
             name: "LedgerService",
             dependencies: [
-                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives",
+                "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives", "Sealing",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -228,7 +228,7 @@ let package = Package(
         .target(
             name: "LedgerWebhooks",
             dependencies: [
-                "LedgerProjections", "LedgerStore", "Ledger", "EventStore", "Postgres", "Primitives",
+                "LedgerProjections", "LedgerStore", "Ledger", "EventStore", "Postgres", "Primitives", "Sealing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -261,7 +261,7 @@ let package = Package(
         .target(
             name: "LedgerHTTP",
             dependencies: [
-                "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives",
+                "LedgerConsole", "LedgerWorkers", "LedgerWebhooks", "LedgerQueries", "LedgerProjections", "LedgerService", "LedgerStore", "Ledger", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives", "Sealing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

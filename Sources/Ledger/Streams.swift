@@ -20,7 +20,7 @@ public enum Streams {
     public static func subscription(_ originalTransactionId: String) -> String { "subscription-\(originalTransactionId)" }
     /// A user's spends of one unit. The unit's length goes first, so no user id and unit pair
     /// can spell another's stream.
-    public static func wallet(userId: String, unit: String) -> String { "wallet-\(unit.utf8.count):\(unit):\(userId)" }
+    public static func wallet(userId: String, unit: String) -> String { "wallet-\(unit.utf8.count):\(unit):\(person(userId))" }
     /// The ledger's answer to one CONSUMPTION_REQUEST, claimed expecting no stream: answered once.
     public static func consumptionAnswer(notificationId: String) -> String { consumptionAnswerPrefix + notificationId }
     /// The prefix of `consumptionAnswer(notificationId:)`, for SQL that joins a notification to
@@ -31,7 +31,18 @@ public enum Streams {
     /// The reconciliation passes over Apple's notification history of one environment.
     public static func reconciliation(environment: String) -> String { "reconciliation-\(environment)" }
     /// A user's consents to sending consumption data to Apple.
-    public static func consent(userId: String) -> String { "consent-\(userId)" }
+    public static func consent(userId: String) -> String { "consent-\(person(userId))" }
+    /// How a user is named in streams and keys: a handle (a person's id sealed under their own
+    /// key, docs/erasure.md) by its `~1.<subject>` part, which is theirs alone and short enough
+    /// for the 512 characters a stream id may have whatever the id's length; any other id (one
+    /// recorded before erasure came) as it is, so its streams go on.
+    public static func person(_ userId: String) -> String {
+        let bytes = userId.utf8
+        guard bytes.count > 31, userId.hasPrefix("~1.s"), bytes[bytes.index(bytes.startIndex, offsetBy: 30)] == UInt8(ascii: ".") else {
+            return userId
+        }
+        return String(decoding: bytes.prefix(30), as: UTF8.self)
+    }
     /// One per App Store Connect report file, named by its sha256.
     public static func appStoreReport(_ sha256: String) -> String { "app-store-report-\(sha256)" }
     /// Every price-point refresh of one product, appended expecting any version: the latest at
@@ -67,12 +78,12 @@ public struct AppStreams: Sendable, Hashable {
 
     /// A user's spends of one unit in this app.
     public func wallet(userId: String, unit: String) -> String {
-        isLegacy ? Streams.wallet(userId: userId, unit: unit) : "wallet \(bundleId) \(unit.utf8.count):\(unit):\(userId)"
+        isLegacy ? Streams.wallet(userId: userId, unit: unit) : "wallet \(bundleId) \(unit.utf8.count):\(unit):\(Streams.person(userId))"
     }
 
     /// A user's consents in this app.
     public func consent(userId: String) -> String {
-        isLegacy ? Streams.consent(userId: userId) : "consent \(bundleId) \(userId)"
+        isLegacy ? Streams.consent(userId: userId) : "consent \(bundleId) \(Streams.person(userId))"
     }
 
     /// Where reconciliation with this app's notification history stands in one environment:
@@ -88,6 +99,7 @@ public struct AppStreams: Sendable, Hashable {
 
     /// A spend's idempotency key.
     public func spendKey(userId: String, spendId: String) -> String {
-        isLegacy ? "spend:\(userId.utf8.count):\(userId):\(spendId)" : "spend \(bundleId) \(userId.utf8.count):\(userId):\(spendId)"
+        let user = Streams.person(userId)
+        return isLegacy ? "spend:\(user.utf8.count):\(user):\(spendId)" : "spend \(bundleId) \(user.utf8.count):\(user):\(spendId)"
     }
 }

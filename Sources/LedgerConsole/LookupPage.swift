@@ -69,13 +69,15 @@ public struct LookupPage: Sendable {
         }
         let reads = console.reads.reading(freshness)
         let shown = Self.shown(before: before)
-        async let asUser = reads.timeline(.user, query, shown: shown)
+        // A person is read under the handle the log records for them (docs/erasure.md).
+        let asPerson = try await console.service.people.knownHandle(forUser: query) ?? query
+        async let asUser = reads.timeline(.user, asPerson, shown: shown)
         async let asOrder = reads.timeline(.order, query, shown: shown)
         async let asTransaction = reads.timeline(.transaction, query, shown: shown)
         // The user's view (balances, entitlements) beside them, in case the id is a user's: a
         // user's page then waits on one round of reads, not the timeline's and then the view's.
         // For any other id it finds nothing, and is not awaited.
-        async let userView = reads.user(query)
+        async let userView = reads.user(asPerson)
         let found = try await [asUser, asOrder, asTransaction].compactMap { $0 }
         let wanted = request.uri.queryParameters.get("as").flatMap(TimelineView.Kind.init(rawValue:))
         guard let timeline = found.first(where: { $0.kind == wanted }) ?? found.first else {
@@ -88,7 +90,7 @@ public struct LookupPage: Sendable {
         values["alternatives"] = found.filter { $0.kind != timeline.kind }.map {
             ["kind": $0.kind.rawValue, "href": ConsoleLinks.lookup(query, as: $0.kind.rawValue)]
         }
-        let user = timeline.kind == .user && timeline.subject == query ? try await userView : nil
+        let user = timeline.kind == .user && timeline.subject == asPerson ? try await userView : nil
         try await show(timeline, before: before, user: user, reads: reads, in: &values)
         // Support's acts on the original transaction a transaction's page shows (ActForms).
         if let acts = try await ActForms(console: console).offer(for: timeline, session: session) { values["acts"] = acts }

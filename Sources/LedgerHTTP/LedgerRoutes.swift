@@ -68,6 +68,13 @@ struct LedgerRoutes: Sendable {
         RequestMetadata(requestId: context.requestID, actor: context.actor)
     }
 
+    /// What the log records for a user id the app sent (docs/erasure.md): its subject's handle,
+    /// sealed under that person's own key, so erasing them later leaves nothing readable behind;
+    /// an id the log already holds in clear (recorded before erasure came) stays as it is.
+    private func person(_ userId: String) async throws -> String {
+        try await service.people.handle(forUser: userId)
+    }
+
     /// The request's `Idempotency-Key`, scoped to the caller and `route`; nil when absent.
     private func idempotencyKey(_ request: Request, _ context: LedgerRequestContext, route: String) throws -> IdempotencyKey? {
         guard let text = request.headers[HTTPField.Name("Idempotency-Key")!] else { return nil }
@@ -80,7 +87,7 @@ struct LedgerRoutes: Sendable {
     private func createOrder(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.CreateOrder.self, from: request)
-        let user = try APIBodies.identifier(body.userId, "user_id")
+        let user = try await person(try APIBodies.identifier(body.userId, "user_id"))
         let product = try APIBodies.identifier(body.productId, "product_id")
         let quantity = body.quantity ?? 1
         guard (1...1_000).contains(quantity) else { throw APIError.invalidRequest("quantity must be from 1 to 1000") }
@@ -93,7 +100,7 @@ struct LedgerRoutes: Sendable {
     private func submitReceipt(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.SubmitReceipt.self, from: request)
-        let user = try APIBodies.identifier(body.userId, "user_id")
+        let user = try await person(try APIBodies.identifier(body.userId, "user_id"))
         let transaction = try body.transactionId.map { try APIBodies.identifier($0, "transaction_id") }
         let order = try body.orderId.map { try APIBodies.identifier($0, "order_id") }
         guard !body.receiptData.isEmpty, Data(base64Encoded: body.receiptData) != nil else {
@@ -109,7 +116,7 @@ struct LedgerRoutes: Sendable {
     private func submitTransaction(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context, perApp: true)
         let body = try await APIBodies.decode(APIBodies.SubmitTransaction.self, from: request)
-        let user = try APIBodies.identifier(body.userId, "user_id")
+        let user = try await person(try APIBodies.identifier(body.userId, "user_id"))
         let order = try body.orderId.map { try APIBodies.identifier($0, "order_id") }
         try APIBodies.requireCompactJWS(body.signedTransaction)
         let outcome = try await service.submitSignedTransaction(
@@ -178,7 +185,7 @@ struct LedgerRoutes: Sendable {
             throw APIError.invalidRequest("kind is \(OfferSignatureKind.allCases.map(\.rawValue).joined(separator: ", ")), not \(body.kind)")
         }
         let offer = OfferSignatureRequest(
-            userId: try APIBodies.identifier(body.userId, "user_id"), productId: try APIBodies.identifier(body.productId, "product_id"), kind: kind,
+            userId: try await person(try APIBodies.identifier(body.userId, "user_id")), productId: try APIBodies.identifier(body.productId, "product_id"), kind: kind,
             offerId: try body.offerId.map { try APIBodies.identifier($0, "offer_id") },
             transactionId: try body.transactionId.map { try APIBodies.identifier($0, "transaction_id") },
             allowIntroductoryOffer: body.allowIntroductoryOffer, bundleId: try app(for: context, named: body.bundleId))
@@ -191,7 +198,7 @@ struct LedgerRoutes: Sendable {
 
     private func spend(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context, perApp: true)
-        let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let user = try await person(try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id"))
         let body = try await APIBodies.decode(APIBodies.Spend.self, from: request)
         let unit = try APIBodies.identifier(body.unit, "unit")
         let spendId = try APIBodies.identifier(body.spendId, "spend_id")
@@ -205,7 +212,7 @@ struct LedgerRoutes: Sendable {
 
     private func restore(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context, perApp: true)
-        let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let user = try await person(try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id"))
         let body = try await APIBodies.decode(APIBodies.Restore.self, from: request)
         let proof: String
         switch (body.signedTransaction, body.transactionId) {
@@ -227,7 +234,7 @@ struct LedgerRoutes: Sendable {
 
     private func consent(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app], request, context, perApp: true)
-        let user = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let user = try await person(try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id"))
         let body = try await APIBodies.decode(APIBodies.Consent.self, from: request)
         let recorded = try await service.recordConsent(
             userId: user, consumptionData: body.consumptionData, bundleId: try app(for: context, named: body.bundleId),
@@ -238,7 +245,9 @@ struct LedgerRoutes: Sendable {
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app, .finance, .support], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
-        var view = try await reads(for: request).user(id)
+        // Read models hold the handle the log records for the id (docs/erasure.md); an id with
+        // none is read as it is (one recorded before erasure came, or never seen).
+        var view = try await reads(for: request).user(try await service.people.knownHandle(forUser: id) ?? id)
         // A token limited to one app sees that app's balances and entitlements alone.
         if let limit = context.app {
             view.balances.removeAll { $0.bundleId != limit }
@@ -292,9 +301,12 @@ struct LedgerRoutes: Sendable {
     private func appleAccount(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         _ = try authenticator.require([.finance], request, context)
         let name = try APIBodies.pathIdentifier(try context.parameters.require("apple_account"), "apple_account")
-        guard let view = try await reads(for: request).appleAccount(name) else {
+        guard var view = try await reads(for: request).appleAccount(name) else {
             throw APIError(.notFound, "not_found", "the ledger has seen no Apple account \(name)")
         }
+        // Sorted by the ids shown, not by the handles the read model holds (docs/erasure.md).
+        let names = try await service.people.names(for: Set(view.users))
+        view.users = view.users.map { names[$0] ?? $0 }.sorted()
         return try JSONResponse.make(APIAnswers.AppleAccount(view: view))
     }
 
@@ -303,7 +315,8 @@ struct LedgerRoutes: Sendable {
         // or an order's, of its app alone, and no person's.
         let context = try authenticator.require([.finance, .support], request, context, perApp: kind != .user)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("id"), "id")
-        guard let view = try await reads(for: request).timeline(kind, id) else {
+        let subject = kind == .user ? try await service.people.knownHandle(forUser: id) ?? id : id
+        guard let view = try await reads(for: request).timeline(kind, subject) else {
             throw APIError(.notFound, "not_found", "nothing in the ledger concerns \(kind.rawValue) \(id)")
         }
         if let limit = context.app, view.appsNamed(legacyApp: try await service.reads.legacyApp()) != [limit] {

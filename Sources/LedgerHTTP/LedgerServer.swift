@@ -217,7 +217,7 @@ public struct LedgerServer: Sendable {
         console.register(on: probe)
         let router = Router(context: LedgerRequestContext.self)
         router.add(middleware: RequestMiddleware(
-            metrics: metrics, allowed: AllowedMethods(probe.routes), headPosition: { try await store.headPosition() }))
+            metrics: metrics, allowed: AllowedMethods(probe.routes), headPosition: { try await store.headPosition() }, people: service.people))
         routes.register(on: router)
         console.register(on: router)
         let application = Application(
@@ -258,7 +258,7 @@ public struct LedgerServer: Sendable {
         if let (endpoints, signer) = configuration.webhooks {
             // Telling the app's backends: one deliverer per endpoint, following the webhook
             // projection; of several servers, the lease holder of each endpoint sends.
-            let sender = WebhookSender(http: httpClient, signer: signer, clock: configuration.machineClock)
+            let sender = WebhookSender(http: httpClient, signer: signer, clock: configuration.machineClock, people: service.people)
             let owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8))"
             for endpoint in endpoints {
                 let deliverer = WebhookDeliverer(

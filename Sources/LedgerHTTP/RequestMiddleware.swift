@@ -13,6 +13,8 @@ struct RequestMiddleware: RouterMiddleware {
     let allowed: AllowedMethods
     /// The log's head: the position of a recording answer that appended nothing.
     let headPosition: @Sendable () async throws -> Int64
+    /// Opens the handles of people in every answer (`HandleOpening`); nil: answers as built.
+    var people: People? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -42,6 +44,19 @@ struct RequestMiddleware: RouterMiddleware {
                 // Never the error's text: it may come from a layer that quotes input.
                 context.logger.error("request failed unexpectedly", metadata: ["error_type": "\(type(of: error))"])
                 response = try APIError(.internalServerError, "internal_error", "the ledger failed to handle this request")
+                    .response(from: request, context: context)
+            }
+        }
+        if let people {
+            do {
+                response = try await HandleOpening.open(response, people: people)
+            } catch {
+                context.logger.error("an answer's people could not be opened", metadata: ["error_type": "\(type(of: error))"])
+                // What the request recorded stays recorded: retried with its Idempotency-Key, it
+                // answers the same without recording twice.
+                response = try APIError(
+                    .serviceUnavailable, "database_unavailable",
+                    "the ledger cannot read the people's keys to show this answer; try again (with the same Idempotency-Key if it recorded something)")
                     .response(from: request, context: context)
             }
         }

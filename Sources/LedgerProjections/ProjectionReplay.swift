@@ -6,6 +6,7 @@ import LedgerStore
 import Logging
 import Postgres
 import Primitives
+import Sealing
 
 /// Rebuilds every projection from the first event into tables beside the live ones (a schema
 /// of their own, `<schema>_replay`, whose connections see the live `events` through the search
@@ -19,11 +20,17 @@ public final class ProjectionReplay: Sendable {
     /// The ledger's now, for the subscription statuses the comparison shows (old → new).
     let clock: WallClock
     let logger: Logger
+    /// Opens the handles in the lines of what changed, so they name the users (docs/erasure.md).
+    let keyEncryptionKey: KeyEncryptionKey?
 
     /// Events per page read from the log and applied per transaction.
     public static let defaultPageSize = 1_000
 
-    public init(conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = defaultPageSize, clock: WallClock, logger: Logger) {
+    public init(
+        conninfo: String, projections: [any Projection] = Projections.all, pageSize: Int = defaultPageSize, clock: WallClock,
+        keyEncryptionKey: KeyEncryptionKey? = nil, logger: Logger
+    ) {
+        self.keyEncryptionKey = keyEncryptionKey
         self.conninfo = conninfo
         self.projections = projections
         self.pageSize = pageSize
@@ -78,7 +85,14 @@ public final class ProjectionReplay: Sendable {
             if left?.keyed != true { try await key(setTables, shadow: shadow, fingerprint: mark, on: pool) }
             let rebuilt = ContinuousClock.now - started
             let comparison = ReplayComparison(live: live, shadow: shadow, now: clock())
-            let changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
+            var changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
+            do {
+                let people = People(subjects: SubjectStore(pool: admin, keyEncryptionKey: keyEncryptionKey))
+                changes = try await changes.asyncMap { try await people.open($0) }
+            } catch {
+                // The lines keep their handles: what changed is still told, if not whose.
+                logger.warning("the users in what changed could not be shown", metadata: ["error": "\(LedgerServiceError.mapping(error))"])
+            }
             let events = runner.appliedPosition
             if !dryRun {
                 try await swap(live: live, shadow: shadow, on: pool)
@@ -315,5 +329,14 @@ struct SetTableKeys: Sendable {
         guard !keys.isEmpty, indexes == Int64(keys.count) else {
             throw LedgerServiceError(.invalidConfiguration, "\(table) is declared a set table but its indexes are not exactly its keys")
         }
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var out: [T] = []
+        out.reserveCapacity(count)
+        for element in self { out.append(try await transform(element)) }
+        return out
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Ledger
 import LedgerStore
+import Sealing
 
 /// The settings of the purchase flow (docs/configuration.md).
 public struct LedgerConfiguration: Sendable {
@@ -39,6 +40,9 @@ public struct LedgerConfiguration: Sendable {
     /// (when the Server API is configured), a pass every `finishInterval`.
     public var finishTransactions = false
     public var finishInterval: Duration = .seconds(2)
+    /// `LEDGER_KEY_ENCRYPTION_KEY`: the people's keys are stored wrapped under it, so a dump of
+    /// the database alone reads no one (docs/erasure.md); nil: stored as they are.
+    public var keyEncryptionKey: KeyEncryptionKey?
 
     /// One app, with nothing but its bundle id and secret (tests, benches).
     public init(
@@ -102,6 +106,26 @@ public struct LedgerConfiguration: Sendable {
         case "1", "true": finishTransactions = true
         case "0", "false": finishTransactions = false
         case let other: throw LedgerServiceError(.invalidConfiguration, "LEDGER_FINISH_TRANSACTIONS is 1 or unset, not \(other)")
+        }
+        keyEncryptionKey = try Self.keyEncryptionKey(environment: environment)
+    }
+
+    /// `LEDGER_KEY_ENCRYPTION_KEY`'s key; nil when unset or empty.
+    public static func keyEncryptionKey(environment: [String: String]) throws(LedgerServiceError) -> KeyEncryptionKey? {
+        guard let file = environment["LEDGER_KEY_ENCRYPTION_KEY"], !file.isEmpty else { return nil }
+        return try keyEncryptionKey(file: file)
+    }
+
+    /// The key a `LEDGER_KEY_ENCRYPTION_KEY` file holds: 32 bytes, or 64 hexadecimal digits.
+    static func keyEncryptionKey(file: String) throws(LedgerServiceError) -> KeyEncryptionKey {
+        guard let contents = FileManager.default.contents(atPath: file) else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_KEY_ENCRYPTION_KEY \(file) cannot be read")
+        }
+        do {
+            return try KeyEncryptionKey(fileContents: Array(contents))
+        } catch {
+            throw LedgerServiceError(
+                .invalidConfiguration, "LEDGER_KEY_ENCRYPTION_KEY \(file) holds neither 32 bytes nor 64 hexadecimal digits")
         }
     }
 }

@@ -16,6 +16,8 @@ public final class PurchaseService: Sendable {
     /// Every question the flow asks of the log.
     public let reads: LedgerReads
     public let documents: DocumentStore
+    /// User ids in, handles recorded; handles out, ids shown (docs/erasure.md).
+    public let people: People
     public let configuration: LedgerConfiguration
     let pool: ConnectionPool
     let verifyReceipt: VerifyReceiptClient
@@ -47,6 +49,7 @@ public final class PurchaseService: Sendable {
         self.reads = LedgerReads(pool: store.pool)
         self.pool = store.pool
         self.documents = DocumentStore(pool: store.pool)
+        self.people = People(subjects: SubjectStore(pool: store.pool, keyEncryptionKey: configuration.keyEncryptionKey))
         self.configuration = configuration
         self.verifyReceipt = verifyReceipt
         self.signedData = signedData

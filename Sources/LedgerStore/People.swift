@@ -13,12 +13,29 @@ public final class People: Sendable {
 
     /// What the log records for `userId` from now on: its subject's handle, a new subject's when
     /// it has none (or its earlier one was erased). A live handle given back is its own answer.
+    /// An id the log already holds in clear, recorded before erasure came, stays as it is: a
+    /// subject for it would split its balances and streams in two (docs/erasure.md, "A log
+    /// recorded before this release").
     public func handle(forUser userId: String) async throws -> String {
         if let known = try await knownHandle(forUser: userId) { return known }
+        if try await recordedInClear(userId) { return userId }
         guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
             throw SubjectStoreError.damagedKey("a subject just made")
         }
         return Handle.seal(userId, field: .userId, subject: subject, key: key)
+    }
+
+    /// True when the log holds `userId` in clear: an order, a delivery, a refund or an offer
+    /// signature recorded for it before erasure came. Asked only of ids without a subject, along
+    /// the expression indexes those events already have.
+    func recordedInClear(_ userId: String) async throws -> Bool {
+        try await subjects.pool.withConnection { connection in
+            try connection.query("""
+                SELECT EXISTS (SELECT 1 FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId))
+                    OR EXISTS (SELECT 1 FROM events WHERE event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
+                    OR EXISTS (SELECT 1 FROM events WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId))
+                """).first?.decode(0, as: Bool.self) ?? false
+        }
     }
 
     /// The handle `userId` is recorded under, for a read; nil when no live subject has it (never
@@ -58,11 +75,13 @@ public final class People: Sendable {
     }
 
     /// `text` with every handle in it opened, each written with `escaping`.
+    /// HTML's tags are left alone (`HandleText.replacing(in:outsideTags:)`).
     public func open(_ text: [UInt8], escaping: Escaping) async throws -> [UInt8] {
-        let handles = HandleText.handles(in: text)
+        let outsideTags = escaping == .html
+        let handles = HandleText.handles(in: text, outsideTags: outsideTags)
         guard !handles.isEmpty else { return text }
         let names = try await names(for: handles)
-        return HandleText.replacing(in: text) { handle in names[handle].map(escaping.escape) }
+        return HandleText.replacing(in: text, outsideTags: outsideTags) { handle in names[handle].map(escaping.escape) }
     }
 
     public func open(_ text: String, escaping: Escaping = .none) async throws -> String {

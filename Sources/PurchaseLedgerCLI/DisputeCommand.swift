@@ -29,23 +29,28 @@ struct DisputeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.dispute")
-        let id = id
-        let found = try await database.withReadModels(logger: logger) { reads, _ in
+        let (id, format, database) = (id, format, database)
+        let shown = try await database.withReadModels(logger: logger) { reads, pool -> String? in
+            // A person is read under the handle the log records for them, and the output shows
+            // the handles it holds opened (docs/erasure.md).
+            let people = try database.people(on: pool)
+            let person = try await people.knownHandle(forUser: id) ?? id
             for kind in TimelineView.Kind.allCases {
-                if let view = try await reads.timeline(kind, id) { return Optional(view) }
+                guard let view = try await reads.timeline(kind, kind == .user ? person : id) else { continue }
+                switch format {
+                case .json: return try await people.open(String(decoding: try LedgerJSON.encoder.encode(view), as: UTF8.self), escaping: .json) + "\n"
+                case .text: return try await people.open(DisputeStory.text(view))
+                }
             }
             return nil
         }
-        guard let view = found else {
+        guard let shown else {
             // Not the ledger's id: perhaps Apple's order id from the customer's receipt e-mail.
             if Self.looksLikeAppleOrderId(id), try await disputeAppleOrder(id, logger: logger) { return }
             FileHandle.standardError.write(Data("nothing in the ledger concerns \(id) (as a transaction, order, user or Apple order id)\n".utf8))
             throw ExitCode(1)
         }
-        switch format {
-        case .json: print(String(decoding: try LedgerJSON.encoder.encode(view), as: UTF8.self))
-        case .text: print(DisputeStory.text(view), terminator: "")
-        }
+        print(shown, terminator: "")
     }
 }
 
@@ -64,22 +69,25 @@ extension DisputeCommand {
         }
         guard let order else { return false }
         let ids = order.transactions.map(\.transactionId)
-        let views = try await database.withReadModels(logger: logger) { reads, _ in
+        let (format, database) = (format, database)
+        let shown = try await database.withReadModels(logger: logger) { reads, pool in
             var views: [TimelineView] = []
             for id in ids { if let view = try await reads.timeline(.transaction, id) { views.append(view) } }
-            return views
-        }
-        switch format {
-        case .json:
-            print(String(decoding: try LedgerJSON.encoder.encode(views), as: UTF8.self))
-        case .text:
-            print("Apple order \(order.orderId) (\(order.environment)): transactions \(ids.joined(separator: ", "))")
-            for transaction in order.transactions where transaction.userId == nil {
-                print("  transaction \(transaction.transactionId) (\(transaction.productId)) is unknown to the ledger: Apple counted it, the ledger did not deliver it")
+            let people = try database.people(on: pool)
+            switch format {
+            case .json:
+                return try await people.open(String(decoding: try LedgerJSON.encoder.encode(views), as: UTF8.self), escaping: .json) + "\n"
+            case .text:
+                var text = "Apple order \(order.orderId) (\(order.environment)): transactions \(ids.joined(separator: ", "))\n"
+                for transaction in order.transactions where transaction.userId == nil {
+                    text += "  transaction \(transaction.transactionId) (\(transaction.productId)) is unknown to the ledger: Apple counted it, the ledger did not deliver it\n"
+                }
+                text += "\n"
+                for view in views { text += DisputeStory.text(view) + "\n" }
+                return try await people.open(text)
             }
-            print("")
-            for view in views { print(DisputeStory.text(view)) }
         }
+        print(shown, terminator: "")
         return true
     }
 }

@@ -6,6 +6,7 @@ import LedgerQueries
 import LedgerService
 import Logging
 import Postgres
+import LedgerStore
 
 extension DatabaseOptions {
     /// Runs `body` with the read models, as `ledger_app` (docs/cli.md: read commands cannot
@@ -22,5 +23,14 @@ extension DatabaseOptions {
                 return try await body(reads, pool)
             }
         }
+    }
+}
+
+extension DatabaseOptions {
+    /// The people on `pool`, their keys opened with `LEDGER_KEY_ENCRYPTION_KEY` when set: what a
+    /// command shows opens the handles the log holds for people (docs/erasure.md).
+    func people(on pool: ConnectionPool) throws -> People {
+        let kek = try LedgerConfiguration.keyEncryptionKey(environment: ProcessInfo.processInfo.environment)
+        return People(subjects: SubjectStore(pool: pool, keyEncryptionKey: kek))
     }
 }

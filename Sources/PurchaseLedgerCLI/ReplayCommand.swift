@@ -38,7 +38,9 @@ struct ReplayCommand: AsyncParsableCommand {
                     + "start `purchase-ledger serve` of this release on it once (it records that), then replay\n").utf8))
                 throw ExitCode(1)
             }
-            return try await ProjectionReplay(conninfo: conninfo, clock: .system, logger: logger)
+            return try await ProjectionReplay(
+                conninfo: conninfo, clock: .system,
+                keyEncryptionKey: try LedgerConfiguration.keyEncryptionKey(environment: ProcessInfo.processInfo.environment), logger: logger)
                 .run(dryRun: dryRun, progress: TerminalProgress.rateReporter(label: "replay"))
         }
         TerminalProgress.finish()

@@ -5,18 +5,20 @@
 /// replaces it is escaped for the text it goes into (`Escaping`).
 public enum HandleText {
     /// Each handle in `bytes`, once.
-    public static func handles(in bytes: [UInt8]) -> Set<String> {
+    public static func handles(in bytes: [UInt8], outsideTags: Bool = false) -> Set<String> {
         var found = Set<String>()
-        scan(bytes) { range in found.insert(String(decoding: bytes[range], as: UTF8.self)) }
+        scan(bytes, outsideTags: outsideTags) { range in found.insert(String(decoding: bytes[range], as: UTF8.self)) }
         return found
     }
 
     /// `bytes` with each handle replaced by `replacement(handle)`; a handle it answers nil for
-    /// is left as it is.
-    public static func replacing(in bytes: [UInt8], _ replacement: (String) -> [UInt8]?) -> [UInt8] {
+    /// is left as it is. `outsideTags`: HTML, whose tags are left alone. A handle in a link or a
+    /// form's value stays a handle, which the console's look-ups take back; an id put there would
+    /// need the URL's escaping, not the text's.
+    public static func replacing(in bytes: [UInt8], outsideTags: Bool = false, _ replacement: (String) -> [UInt8]?) -> [UInt8] {
         var out: [UInt8] = []
         var copied = 0
-        scan(bytes) { range in
+        scan(bytes, outsideTags: outsideTags) { range in
             guard let with = replacement(String(decoding: bytes[range], as: UTF8.self)) else { return }
             if out.isEmpty { out.reserveCapacity(bytes.count) }
             out += bytes[copied..<range.lowerBound]
@@ -30,10 +32,14 @@ public enum HandleText {
 
     /// Calls `found` with the range of each handle: `~1.`, a subject (`s` and 26 base32
     /// digits), `.`, and base64url to the first character that is none.
-    static func scan(_ bytes: [UInt8], _ found: (Range<Int>) -> Void) {
+    static func scan(_ bytes: [UInt8], outsideTags: Bool, _ found: (Range<Int>) -> Void) {
         let count = bytes.count
         var index = 0
         while index + 32 < count {
+            if outsideTags, bytes[index] == UInt8(ascii: "<") {
+                while index < count, bytes[index] != UInt8(ascii: ">") { index += 1 }
+                continue
+            }
             guard bytes[index] == UInt8(ascii: "~"), bytes[index + 1] == UInt8(ascii: "1"), bytes[index + 2] == UInt8(ascii: "."),
                   bytes[index + 3] == UInt8(ascii: "s")
             else {

@@ -115,7 +115,8 @@ struct ActingFlowTests {
             #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "owned_by_another_user")
             let acts = try await ledger.events("AppAccountTokenSet")
             guard case .appAccountTokenSet(let act)? = acts.first else { throw HarnessError("not recorded") }
-            #expect(act.outcome == "refused" && act.refusal == "owned_by_another_user" && act.reason == "ticket 42" && act.userId == "x-alice")
+            let xAlice = try await ledger.recorded("x-alice")
+            #expect(act.outcome == "refused" && act.refusal == "owned_by_another_user" && act.reason == "ticket 42" && act.userId == xAlice)
             #expect(act.requestDocumentSha256 == nil, "Apple was not asked")
             let ownership = try await ledger.get("/v1/ownership/\(original)")
             #expect(ownership.json["owner_user_id"] as? String == "x-anon")
@@ -146,7 +147,8 @@ struct ActingFlowTests {
             #expect((alice.json["entitlements"] as? [[String: Any]] ?? []).contains { $0["original_transaction_id"] as? String == original })
             let acts = try await ledger.events("AppAccountTokenSet")
             guard case .appAccountTokenSet(let act)? = acts.first else { throw HarnessError("not recorded") }
-            #expect(act.outcome == "set" && act.previousUserId == "x-anon" && act.answerDocumentSha256 != nil)
+            let xAnon = try await ledger.recorded("x-anon")
+            #expect(act.outcome == "set" && act.previousUserId == xAnon && act.answerDocumentSha256 != nil)
             #expect(ledger.simulator.appAccountTokensSet == 1)
             // A PUT again (a retry, a double submit): the first act's answer; Apple is not asked
             // again and no second act is recorded.

@@ -64,7 +64,8 @@ struct ActingProofTests {
             // the sha256 of the very signature the app was given), not the other offer's.
             let issued = try await Self.issuedSignatures(ledger)
             let named = try #require(issued.first { $0.nonce == offer.nonce.uuidString.lowercased() })
-            #expect(named.kind == .promotionalLegacy && named.offerId == "LOYAL" && named.userId == "p-lee")
+            let lee = try await ledger.recorded("p-lee")
+            #expect(named.kind == .promotionalLegacy && named.offerId == "LOYAL" && named.userId == lee)
             #expect(named.signatureSha256 == Hex.encode(SHA256.hash(data: Data(offer.signature.utf8))))
             let other = try #require(issued.first { $0.offerId == "OTHER" })
             let entries = try await Self.timeline(ledger, "/v1/timelines/transactions/\(purchase.transactionId)")
@@ -175,7 +176,8 @@ struct ActingProofTests {
 
             // Recorded: who was told what about which transaction, in the user's timeline.
             let issued = try await Self.issuedSignatures(ledger)
-            let ivyIssued = try #require(issued.first { $0.userId == "e-ivy" })
+            let ivyHandle = try await ledger.recorded("e-ivy")
+            let ivyIssued = try #require(issued.first { $0.userId == ivyHandle })
             #expect(ivyIssued.kind == .introductoryEligibility)
             #expect(ivyIssued.allowIntroductoryOffer == false)
             #expect(ivyIssued.transactionId == ivyCoins.transactionId)

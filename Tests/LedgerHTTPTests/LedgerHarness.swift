@@ -314,6 +314,12 @@ struct LedgerHarness: Sendable {
     // MARK: - Purchases
 
     /// Creates an order, buys it on the simulated device with the order's token, and returns both.
+    /// What the log records for a user id the API was given: its handle (docs/erasure.md). Tests
+    /// that read events or read models straight, not through the API, compare with this.
+    func recorded(_ user: String) async throws -> String {
+        try #require(try await server.service.people.knownHandle(forUser: user), "no subject for \(user)")
+    }
+
     func orderAndBuy(user: String, product: String, appleId: String, environment: String = "Production", useToken: Bool = true) async throws -> (order: [String: any Sendable], purchase: PurchaseResult) {
         let order = try await post("/v1/orders", ["user_id": user, "product_id": product])
         guard order.status == 201, let token = order.json["app_account_token"] as? String else {

@@ -59,7 +59,8 @@ struct NotificationFlowTests {
             let events = try await ledger.events("PurchaseRefunded")
             guard case .purchaseRefunded(let refund)? = events.first else { Issue.record("no refund"); return }
             #expect(refund.grants == ["coins": 100])
-            #expect(refund.userId == "u1")
+            let u1 = try await ledger.recorded("u1")
+            #expect(refund.userId == u1)
         }
     }
 

@@ -37,7 +37,7 @@ struct OrphanSubmissionTests {
         try await LedgerHarness.with { ledger in
             let service = ledger.server.service
             let (order, purchase) = try await ledger.orderAndBuy(user: "u-orphan", product: "com.example.coins100", appleId: "apple-orphan")
-            let id = try await Self.abandon(service, user: "u-orphan", kind: .receipt, proof: purchase.receiptData, transactionId: purchase.transactionId)
+            let id = try await Self.abandon(service, user: try await ledger.recorded("u-orphan"), kind: .receipt, proof: purchase.receiptData, transactionId: purchase.transactionId)
 
             let patient = RetryWorker(service: service, orphanGrace: .seconds(3600), logger: Logger(label: "test"))
             #expect(try await patient.runOnce() == 0, "a submission inside its grace may still be in its request's hands")
@@ -61,7 +61,7 @@ struct OrphanSubmissionTests {
         try await LedgerHarness.with { ledger in
             let service = ledger.server.service
             let (_, purchase) = try await ledger.orderAndBuy(user: "u-orphan-2", product: "com.example.removeads", appleId: "apple-orphan-2")
-            let id = try await Self.abandon(service, user: "u-orphan-2", kind: .signedTransaction, proof: purchase.signedTransaction, transactionId: purchase.transactionId)
+            let id = try await Self.abandon(service, user: try await ledger.recorded("u-orphan-2"), kind: .signedTransaction, proof: purchase.signedTransaction, transactionId: purchase.transactionId)
             let events = try await Self.decideAbandoned(service, id)
             #expect(events.last.map { if case .submissionResolved(let r) = $0 { r.transactionIds } else { [] } } == [purchase.transactionId])
         }
@@ -89,7 +89,7 @@ struct OrphanSubmissionTests {
                 try #require(try await service.log.store.read(stream: Streams.submission(id)).first).position
             }
             let (_, first) = try await ledger.orderAndBuy(user: "u-mark", product: "com.example.coins100", appleId: "apple-mark-1")
-            let a = try await Self.abandon(service, user: "u-mark", kind: .receipt, proof: first.receiptData, transactionId: first.transactionId)
+            let a = try await Self.abandon(service, user: try await ledger.recorded("u-mark"), kind: .receipt, proof: first.receiptData, transactionId: first.transactionId)
             _ = try await Self.decideAbandoned(service, a)
             let afterA = try await service.reads.position(of: .undecidedSubmissions)
             #expect(afterA >= (try await position(of: a)), "decided, so the next start scans after it")
@@ -98,7 +98,7 @@ struct OrphanSubmissionTests {
 
             // One left undecided inside its grace holds the mark before it, whichever worker passes.
             let (_, second) = try await ledger.orderAndBuy(user: "u-mark", product: "com.example.coins100", appleId: "apple-mark-2")
-            let b = try await Self.abandon(service, user: "u-mark", kind: .receipt, proof: second.receiptData, transactionId: second.transactionId)
+            let b = try await Self.abandon(service, user: try await ledger.recorded("u-mark"), kind: .receipt, proof: second.receiptData, transactionId: second.transactionId)
             let patient = RetryWorker(service: service, orphanGrace: .seconds(3600), logger: Logger(label: "test"))
             #expect(try await patient.runOnce() == 0)
             let b0 = try await position(of: b)

@@ -97,7 +97,8 @@ struct SpendingFlowTests {
             let consent = try await ledger.request(.POST, "/v1/users/u-tl/consent", body: try Self.json(["consumption_data": true]))
             #expect(consent.status == 200)
             #expect(consent.json["consumption_data"] as? Bool == true)
-            #expect(try await ledger.server.service.reads.consent(userId: "u-tl", in: try await ledger.server.service.reads.streams(of: LedgerHarness.bundleId))?.consumptionData == true)
+            let uTl = try await ledger.recorded("u-tl")
+            #expect(try await ledger.server.service.reads.consent(userId: uTl, in: try await ledger.server.service.reads.streams(of: LedgerHarness.bundleId))?.consumptionData == true)
         }
     }
 }

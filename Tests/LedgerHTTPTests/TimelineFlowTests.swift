@@ -28,7 +28,7 @@ struct TimelineFlowTests {
             #expect(timeline.status == 200, "\(timeline.json)")
             // The route writes its body without JSONEncoder: the encoder's bytes all the same,
             // for each kind of timeline (Apple's evidence, a refund, unicode summaries).
-            for (kind, id) in [(TimelineView.Kind.transaction, coins.transactionId), (.user, "alice"), (.order, order["order_id"] as? String ?? "")] {
+            for (kind, id) in [(TimelineView.Kind.transaction, coins.transactionId), (.user, try await ledger.recorded("alice")), (.order, order["order_id"] as? String ?? "")] {
                 let view = try #require(try await ledger.server.reads.timeline(kind, id))
                 #expect(view.jsonBytes == Array(try LedgerJSON.encoder.encode(view)), "\(kind)")
             }

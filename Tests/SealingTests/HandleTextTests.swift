@@ -18,6 +18,14 @@ import Testing
         #expect(String(decoding: html, as: UTF8.self) == "<td>o&quot;neil &lt;b&gt;</td>")
     }
 
+    @Test func htmlTagsKeepTheirHandles() {
+        let alice = Handle.seal("a&b", field: .userId, subject: subject, key: key)
+        let page = Array(#"<a href="/console/lookup?q=\#(alice)">\#(alice)</a>"#.utf8)
+        #expect(HandleText.handles(in: page, outsideTags: true) == [alice])
+        let opened = HandleText.replacing(in: page, outsideTags: true) { _ in Escaping.html.escape("a&b") }
+        #expect(String(decoding: opened, as: UTF8.self) == #"<a href="/console/lookup?q=\#(alice)">a&amp;b</a>"#)
+    }
+
     @Test func textWithoutHandlesIsReturnedAsItIs() {
         let text = Array(#"{"user_id":"~1.\#(subject.rawValue).AAAA","other":"~1.x"}"#.utf8)
         #expect(HandleText.handles(in: text).isEmpty)

@@ -189,7 +189,8 @@ struct ConsoleActsTests {
             #expect(try await Self.actor(ledger, of: "AppAccountTokenSet").hasPrefix("console:api:"))
             let acts = try await ledger.events("AppAccountTokenSet")
             guard case .appAccountTokenSet(let act)? = acts.first else { throw HarnessError("not recorded") }
-            #expect(act.outcome == "set" && act.previousUserId == "c-anon" && act.userId == "c-alice" && act.reason == "ticket 42: paid before signing in")
+            let (cAnon, cAlice) = (try await ledger.recorded("c-anon"), try await ledger.recorded("c-alice"))
+            #expect(act.outcome == "set" && act.previousUserId == cAnon && act.userId == cAlice && act.reason == "ticket 42: paid before signing in")
             let signed = ledger.simulator.transactions(of: "apple-console-anon").first { $0.originalTransactionId == original }
             #expect(signed?.appAccountToken?.uuidString.lowercased() == token)
 

@@ -49,12 +49,15 @@ import Testing
             defer { Task { await browser.shutdown() } }
             _ = try await browser.signIn(LedgerHarness.financeToken)
 
-            // Subscriptions: each user's link is percent-encoded, its text escaped.
+            // Subscriptions: each user's link carries the handle the log records for them (no id
+            // in a URL, docs/erasure.md), its text the id escaped.
             let list = try await browser.get("/console/subscriptions?environment=Production&list=active")
             #expect(list.status == 200)
             Self.expectNoMarkup(list.body, "subscriptions")
             for user in Self.hostileUsers {
-                #expect(list.body.contains("<a href=\"/console/lookup?q=\(Self.encoded(user))\">\(Self.html(user))</a>"), "\(user) on subscriptions")
+                let handle = try await ledger.recorded(user)
+                #expect(list.body.contains("<a href=\"/console/lookup?q=\(handle)\">\(Self.html(user))</a>"), "\(user) on subscriptions")
+                #expect(try await browser.get("/console/lookup?q=\(handle)").body.contains("<h2>user \(Self.html(user))</h2>"), "\(user) by its link")
             }
 
             // Look-up: each link above finds its user, shown as text.
