@@ -362,7 +362,7 @@ let package = Package(
             dependencies: ["AppleSimulator", "AppStore", "AppStoreClient", "TestSupport", "Primitives", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Spawning", "Postgres", "EventStore", "Ledger", "LedgerStore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "Spawning", "Postgres", "EventStore", "Ledger", "LedgerStore", "Sealing"], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "AppStore", "Primitives"], swiftSettings: strict),
         // The rules above, held: reads Package.swift and the sources as text, so it depends on
         // no module of ours (Tests/ArchitectureTests).

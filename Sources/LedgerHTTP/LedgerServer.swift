@@ -16,6 +16,7 @@ import LedgerWorkers
 import Logging
 import NIOCore
 import Postgres
+import Sealing
 import ServiceLifecycle
 
 /// The ledger's HTTP server with its background work: the retry worker (pending receipts), the
@@ -152,6 +153,13 @@ public struct LedgerServer: Sendable {
                 metrics.recordAppleAttempt(status: attempt.status.map { String($0.rawValue) } ?? attempt.failure?.code.rawValue ?? "http_\(attempt.httpStatus ?? 0)")
             })
         do {
+            // The people's keys open with the key-encryption key given, or the server would
+            // record what it cannot show: configuration (exit 78), not a restart loop.
+            do {
+                _ = try await service.people.subjects.lookupKey()
+            } catch let error as SubjectStoreError {
+                throw LedgerServiceError(.invalidConfiguration, "LEDGER_KEY_ENCRYPTION_KEY: \(error)")
+            }
             // Before anything this server records: the log names the apps its events belong to.
             if let recorded = try await service.recordApps(metadata: RequestMetadata(actor: "serve")) {
                 logger.info("apps recorded", metadata: [

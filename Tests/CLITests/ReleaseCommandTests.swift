@@ -1,5 +1,7 @@
 import Foundation
+import LedgerStore
 import Postgres
+import Sealing
 import TestSupport
 import Testing
 
@@ -64,6 +66,7 @@ struct ReleaseCommandTests {
             ("APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY", ["APPLE_ISSUER_ID": "issuer"]),
             ("LEDGER_CATALOG", ["LEDGER_CATALOG": "/nonexistent/catalog.json"]),
             ("LEDGER_WEBHOOK_SECRET", ["LEDGER_WEBHOOKS": "app=https://example.com/hook"]),
+            ("LEDGER_KEY_ENCRYPTION_KEY", ["LEDGER_KEY_ENCRYPTION_KEY": "/nonexistent/kek"]),
         ])
     func refusesBadSetting(named setting: String, settings: [String: String]) async throws {
         try await TestDatabase.withSchema { conninfo, _ in
@@ -131,6 +134,33 @@ struct ReleaseCommandTests {
                 for (app, count) in products {
                     #expect(run.output.contains("app \(app), catalog): \(count) products"), "\(run.output)")
                 }
+            }
+        }
+    }
+
+    @Test("keys wrapped under one key-encryption key: serve without it, or with another, exits 78 naming LEDGER_KEY_ENCRYPTION_KEY; a file of neither 32 bytes nor 64 hex digits is refused by config check too")
+    func keyEncryptionKeyMustOpenTheKeys() async throws {
+        try await TemporaryFolder.with("kek") { folder in
+            let (first, other, bad) = (folder.appendingPathComponent("first"), folder.appendingPathComponent("other"), folder.appendingPathComponent("bad"))
+            try Data(String(repeating: "ab", count: 32).utf8).write(to: first)
+            try Data(repeating: 7, count: 32).write(to: other)
+            try Data("not a key".utf8).write(to: bad)
+            try await TestDatabase.withSchema { conninfo, pool in
+                let migrated = try await ToolRun.run(["migrate"], databaseURL: conninfo)
+                #expect(migrated.status == 0, "\(migrated.output)")
+                // The keys as a server given `first` wraps them.
+                let kek = try KeyEncryptionKey(fileContents: Array(try Data(contentsOf: first)))
+                _ = try await SubjectStore(pool: pool, keyEncryptionKey: kek).lookupKey()
+                for (file, why) in [(nil, "is not set"), (other.path, "holds"), (bad.path, "neither 32 bytes")] as [(String?, String)] {
+                    let environment = Self.minimal.merging(file.map { ["LEDGER_KEY_ENCRYPTION_KEY": $0] } ?? [:]) { $1 }
+                    let run = try await ToolRun.run(["serve", "--address", "127.0.0.1:0"], databaseURL: conninfo, environment: environment)
+                    #expect(run.status == 78, "\(file ?? "unset"): \(run.output)")
+                    let errors = run.output.split(separator: "\n").filter { $0.hasPrefix("configuration error:") }
+                    #expect(errors.count == 1 && errors[0].contains("LEDGER_KEY_ENCRYPTION_KEY") && errors[0].contains(why), "\(run.output)")
+                }
+                let checked = try await ToolRun.run(
+                    ["config", "check"], databaseURL: conninfo, environment: Self.minimal.merging(["LEDGER_KEY_ENCRYPTION_KEY": bad.path]) { $1 })
+                #expect(checked.status == 78, "\(checked.output)")
             }
         }
     }
