@@ -55,6 +55,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case massRenewalExtensionCompleted(MassRenewalExtensionCompleted)
     case purchaseUnclaimed(PurchaseUnclaimed)
     case appsConfigured(AppsConfigured)
+    case userErased(UserErased)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -122,6 +123,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case MassRenewalExtensionCompleted.eventType: self = .massRenewalExtensionCompleted(try decode(MassRenewalExtensionCompleted.self))
         case PurchaseUnclaimed.eventType: self = .purchaseUnclaimed(try decode(PurchaseUnclaimed.self))
         case AppsConfigured.eventType: self = .appsConfigured(try decode(AppsConfigured.self))
+        case UserErased.eventType: self = .userErased(try decode(UserErased.self))
         default: self = .unknown(type: type)
         }
     }
@@ -164,6 +166,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .massRenewalExtensionCompleted(let p): p
         case .purchaseUnclaimed(let p): p
         case .appsConfigured(let p): p
+        case .userErased(let p): p
         case .unknown: nil
         }
     }

@@ -32,6 +32,8 @@ public enum Streams {
     public static func reconciliation(environment: String) -> String { "reconciliation-\(environment)" }
     /// A user's consents to sending consumption data to Apple.
     public static func consent(userId: String) -> String { "consent-\(person(userId))" }
+    /// A subject's erasure (`UserErased`), claimed expecting no stream: a person is erased once.
+    public static func erasure(subject: String) -> String { "erasure-\(subject)" }
     /// How a user is named in streams and keys: a handle (a person's id sealed under their own
     /// key, docs/erasure.md) by its `~1.<subject>` part, which is theirs alone and short enough
     /// for the 512 characters a stream id may have whatever the id's length; any other id (one

@@ -30,6 +30,12 @@ enum APIBodies {
         var bundleId: String?
     }
 
+    /// `DELETE /v1/users/{user_id}`'s body.
+    struct Erase: Decodable {
+        var reason: String
+        var requestId: String
+    }
+
     struct OfferSignature: Decodable {
         var userId: String
         var productId: String
@@ -216,6 +222,16 @@ enum APIAnswers {
     }
 
     /// `POST /v1/users/{user_id}/consent`'s answer.
+    /// `DELETE /v1/users/{user_id}`'s answer.
+    struct Erased: Encodable {
+        var subject: String
+        var erasedAt: String
+        init(_ erased: UserErased) {
+            subject = erased.subject
+            erasedAt = RevenueDay.iso8601(erased.erasedAtMs)
+        }
+    }
+
     struct Consent: Encodable {
         var consent: ConsumptionConsentRecorded
         func encode(to encoder: any Encoder) throws {

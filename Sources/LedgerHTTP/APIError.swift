@@ -52,6 +52,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .invalidRequest: return .invalidRequest(error.message)
             case .unknownProduct: return APIError(.notFound, "unknown_product", error.message)
             case .notFound: return APIError(.notFound, "not_found", error.message)
+            case .recordedBeforeErasure: return APIError(.conflict, "recorded_before_erasure", error.message)
             case .unauthenticated: return APIError(.unauthorized, "unauthorized", error.message)
             case .databaseUnavailable: return .databaseUnavailable()
             case .idempotencyConflict: return APIError(.conflict, "idempotency_conflict", error.message)

@@ -20,6 +20,7 @@ struct LedgerRoutes: Sendable {
         router.post("v1/transactions") { request, context in try await submitTransaction(request, context) }
         router.post("v1/notifications/apple") { request, context in try await notification(request, context) }
         router.get("v1/users/:user_id") { request, context in try await user(request, context) }
+        router.delete("v1/users/:user_id") { request, context in try await erase(request, context) }
         router.post("v1/users/:user_id/spend") { request, context in try await spend(request, context) }
         router.post("v1/subscriptions/:original_transaction_id/extend") { request, context in try await extend(request, context) }
         router.put("v1/transactions/:original_transaction_id/app-account-token") { request, context in try await setAppAccountToken(request, context) }
@@ -242,12 +243,26 @@ struct LedgerRoutes: Sendable {
         return try JSONResponse.make(APIAnswers.Consent(consent: recorded))
     }
 
+    /// Forgets a person (docs/erasure.md): support's, once per `request_id`.
+    private func erase(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
+        let context = try authenticator.require([.support], request, context)
+        let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
+        let body = try await APIBodies.decode(APIBodies.Erase.self, from: request)
+        let erased = try await service.eraseUser(id, reason: body.reason, requestId: body.requestId, metadata: metadata(request, context))
+        return try JSONResponse.make(APIAnswers.Erased(erased))
+    }
+
     private func user(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app, .finance, .support], request, context, perApp: true)
         let id = try APIBodies.pathIdentifier(try context.parameters.require("user_id"), "user_id")
         // Read models hold the handle the log records for the id (docs/erasure.md); an id with
-        // none is read as it is (one recorded before erasure came, or never seen).
-        var view = try await reads(for: request).user(try await service.people.knownHandle(forUser: id) ?? id)
+        // none is read as it is when the log holds it in clear (recorded before erasure came).
+        // Any other is no one: erased, or never seen, which erasure forbids telling apart.
+        let handle = try await service.people.knownHandle(forUser: id)
+        var view = try await reads(for: request).user(handle ?? id)
+        if handle == nil, try await !service.people.recordedInClear(id) {
+            throw APIError(.notFound, "not_found", "the ledger holds no user \(id)")
+        }
         // A token limited to one app sees that app's balances and entitlements alone.
         if let limit = context.app {
             view.balances.removeAll { $0.bundleId != limit }

@@ -12,6 +12,8 @@ enum TimelineSummary {
         case .appsConfigured(let a):
             let legacy = a.legacyBundleId.map { "; the events recorded before name no app and belong to \($0)" } ?? ""
             return "Apps served: \(a.apps.map(\.bundleId).joined(separator: ", "))\(legacy)\(by)"
+        case .userErased(let e):
+            return "User erased: subject \(e.subject), \(e.reason)\(by)"
         case .orderCreated(let o):
             return "Order \(o.orderId) created for user \(o.userId): \(o.quantity) × \(o.productId)\(by)"
         case .orderFulfilled(let f):

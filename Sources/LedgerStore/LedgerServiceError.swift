@@ -13,6 +13,9 @@ public struct LedgerServiceError: Error, Sendable, Hashable, CustomStringConvert
         public static let invalidRequest = Code(rawValue: "invalid_request")
         public static let unknownProduct = Code(rawValue: "unknown_product")
         public static let notFound = Code(rawValue: "not_found")
+        /// An erasure of a person the log recorded in clear, before erasure came: 409
+        /// `recorded_before_erasure` (docs/erasure.md); nothing recorded.
+        public static let recordedBeforeErasure = Code(rawValue: "recorded_before_erasure")
         /// A notification that cannot be authenticated: 401.
         public static let unauthenticated = Code(rawValue: "unauthenticated")
         /// PostgreSQL cannot be reached: 503 with Retry-After; nothing was recorded.

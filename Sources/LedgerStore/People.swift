@@ -28,7 +28,7 @@ public final class People: Sendable {
     /// True when the log holds `userId` in clear: an order, a delivery, a refund or an offer
     /// signature recorded for it before erasure came. Asked only of ids without a subject, along
     /// the expression indexes those events already have.
-    func recordedInClear(_ userId: String) async throws -> Bool {
+    public func recordedInClear(_ userId: String) async throws -> Bool {
         try await subjects.pool.withConnection { connection in
             try connection.query("""
                 SELECT EXISTS (SELECT 1 FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId))

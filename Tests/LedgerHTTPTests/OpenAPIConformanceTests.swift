@@ -36,6 +36,7 @@ struct OpenAPIConformanceTests {
         .init("POST", "/v1/subscriptions/{original_transaction_id}/extend"),
         .init("PUT", "/v1/transactions/{original_transaction_id}/app-account-token"),
         .init("POST", "/v1/offers/signatures"),
+        .init("DELETE", "/v1/users/{user_id}"),
     ]
 
     /// Documented, arriving with the next issue (ownership, Apple accounts, dispute timelines,
@@ -144,6 +145,10 @@ struct OpenAPIConformanceTests {
                 OpenAPIProbe(operation: .init("GET", "/healthz"), path: "/healthz", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/metrics"), path: "/metrics", body: nil, status: 200),
                 OpenAPIProbe(operation: .init("GET", "/openapi.yaml"), path: "/openapi.yaml", body: nil, status: 200),
+                // Last: it forgets the user the first probe's order made.
+                OpenAPIProbe(
+                    operation: .init("DELETE", "/v1/users/{user_id}"), path: "/v1/users/sweep",
+                    body: #"{"reason":"asked","request_id":"sweep-erase"}"#, status: 200, token: LedgerHarness.supportToken),
             ]
             #expect(Set(probes.map(\.operation)) == Set(Self.served), "every served operation has exactly one probe here")
 

@@ -787,13 +787,26 @@ struct WebhookFoldTests {
         #expect(balance["balance"] as? Int == 100)
     }
 
+    @Test("an erasure is told as user.erased naming the subject alone, no user")
+    func erasureIsTold() throws {
+        var states: [String: WebhookState] = [:]
+        let place = EventPlace(position: 7, recordedAtMs: 1_000, hash: [UInt8](repeating: 1, count: 32))
+        let messages = WebhookFold.messages(
+            for: .userErased(UserErased(subject: "s" + String(repeating: "a", count: 26), reason: "asked", erasedAtMs: 1_000)), at: place, states: &states)
+        #expect(messages.map(\.type) == [.userErased])
+        let (top, data) = try Self.decoded(try #require(messages.first))
+        #expect(top["type"] as? String == "user.erased")
+        #expect(data["subject"] as? String == "s" + String(repeating: "a", count: 26))
+        #expect(data["user_id"] == nil && data["reason"] == nil)
+    }
+
     @Test("every message of the story has docs/webhooks.md's fields, its type's order within its event, and an id of its own")
     func storyFollowsContract() throws {
         // Given the story
         let messages = Self.fold(timeline: Self.story)
         // Then every type docs/webhooks.md lists was told (`subscription.extended`, which docs/webhooks.md lists last
-        // for support's acts, is ActingFlowTests')
-        #expect(Set(messages.map(\.type)) == Set(WebhookEventType.allCases).subtracting([.subscriptionExtended]))
+        // for support's acts, is ActingFlowTests'; `user.erased`, ErasureTests' and the test below)
+        #expect(Set(messages.map(\.type)) == Set(WebhookEventType.allCases).subtracting([.subscriptionExtended, .userErased]))
         #expect(Set(messages.map(\.id)).count == messages.count)
         let order = WebhookEventType.allCases
         for message in messages {

@@ -87,4 +87,6 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case balanceChanged = "balance.changed"
     /// Added after the first types (docs/webhooks.md): support extended the renewal date (docs/support-acts.md).
     case subscriptionExtended = "subscription.extended"
+    /// A person erased (docs/erasure.md): `data.subject` only.
+    case userErased = "user.erased"
 }

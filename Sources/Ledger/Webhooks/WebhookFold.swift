@@ -166,6 +166,8 @@ public enum WebhookFold {
             fields["days"] = .integer(e.days)
             fields["reason"] = .string(e.reason.rawValue)
             out.add(.subscriptionExtended, user: extended.userId, fields)
+        case .userErased(let e):
+            out.add(.userErased, user: nil, ["subject": .string(e.subject)])
         default:
             break
         }

@@ -1,0 +1,50 @@
+import Ledger
+import LedgerStore
+import Sealing
+
+extension PurchaseService {
+    /// Forgets a person (docs/erasure.md): records `UserErased` (the subject, the reason and the
+    /// time; the actor in its metadata; never the id), then destroys the subject's key, so every
+    /// handle sealed for them opens to `erased:SUBJECT` from then on. The chain, the money and a
+    /// replay are untouched: no event changes. Once per `requestId`: the same request again
+    /// answers the first result (and makes sure the key is gone); another person under the same
+    /// request id is `idempotency_conflict`. An id no live subject has is `not_found` and records
+    /// nothing; one the log holds in clear, from before erasure came, `recorded_before_erasure`.
+    public func eraseUser(_ userId: String, reason: String, requestId: String, metadata: RequestMetadata) async throws -> UserErased {
+        guard !requestId.isEmpty, requestId.count <= 128 else { throw LedgerServiceError(.invalidRequest, "request_id is 1 to 128 characters") }
+        guard !reason.isEmpty, reason.count <= 500 else { throw LedgerServiceError(.invalidRequest, "reason is 1 to 500 characters") }
+        // The reason is kept for ever, in clear: it must not be what it erases.
+        guard !reason.contains(userId) else {
+            throw LedgerServiceError(.invalidRequest, "reason must not contain the user id: it is kept after the erasure")
+        }
+        let key = "erase-user:\(requestId)"
+        let handle = try await people.knownHandle(forUser: userId)
+        let erased = try await mappingDatabaseErrors {
+            try await once(key: key, naming: "request_id \(requestId)", earlier: { event -> UserErased? in
+                // The first answer for this request: for this person's subject, or, the person
+                // being gone, for any id that no longer has one (which is what a retry sees).
+                guard case .userErased(let first) = event, handle.map({ Handle.subject(of: $0)?.rawValue == first.subject }) ?? true else { return nil }
+                return first
+            }) {
+                guard let handle, let subject = Handle.subject(of: handle) else {
+                    if try await people.recordedInClear(userId) {
+                        throw LedgerServiceError(
+                            .recordedBeforeErasure,
+                            "user \(userId) was recorded before erasure came: the log holds the id in clear, which no erasure can remove (docs/erasure.md)")
+                    }
+                    throw LedgerServiceError(.notFound, "the ledger holds no user \(userId)")
+                }
+                let event = UserErased(subject: subject.rawValue, reason: reason, erasedAtMs: clock())
+                _ = try await log.append(
+                    [LedgerAppend(stream: Streams.erasure(subject: subject.rawValue), expectation: .noStream, events: [.userErased(event)])],
+                    metadata: metadata, idempotencyKey: key)
+                return event
+            }
+        }
+        // After the event, so an erasure is never done unrecorded; again on a retry, so one that
+        // stopped between the two finishes.
+        guard let subject = SubjectID(erased.subject) else { throw LedgerServiceError(.invalidRequest, "subject \(erased.subject) is not one") }
+        _ = try await people.subjects.erase(subject)
+        return erased
+    }
+}
