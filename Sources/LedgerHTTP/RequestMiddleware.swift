@@ -23,10 +23,14 @@ struct RequestMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         var recorded: Int64?
+        // The handles this request seals, which its answer is opened with (`HandleOpening`).
+        let sealedNames = People.SealedNames()
         do {
             (response, recorded) = try await RecordedPosition.recording {
                 try await RequestLogContext.$requestID.withValue(context.requestID) {
-                    try await next(request, context)
+                    try await People.$sealedInThisRequest.withValue(sealedNames) {
+                        try await next(request, context)
+                    }
                 }
             }
             if Self.records(request), (200..<300).contains(response.status.code) {
@@ -49,7 +53,9 @@ struct RequestMiddleware: RouterMiddleware {
         }
         if let people {
             do {
-                response = try await HandleOpening.open(response, people: people)
+                response = try await People.$sealedInThisRequest.withValue(sealedNames) {
+                    try await HandleOpening.open(response, people: people)
+                }
             } catch {
                 context.logger.error("an answer's people could not be opened", metadata: ["error_type": "\(type(of: error))"])
                 // What the request recorded stays recorded: retried with its Idempotency-Key, it

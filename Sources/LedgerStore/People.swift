@@ -1,4 +1,5 @@
 import Sealing
+import Synchronization
 
 /// The people the ledger records, as its edges see them (docs/erasure.md): a user id coming in
 /// becomes the handle the log records for it; a handle going out (in an answer, a page, a webhook
@@ -9,6 +10,18 @@ public final class People: Sendable {
 
     public init(subjects: SubjectStore) {
         self.subjects = subjects
+    }
+
+    /// The handles one request has already sealed, with the ids they hold: its answer names
+    /// the person who sent it, and opening those takes no key from the database (`names(for:)`).
+    /// Set for a request's duration by the HTTP layer.
+    @TaskLocal public static var sealedInThisRequest: SealedNames?
+
+    public final class SealedNames: Sendable {
+        let names = Mutex<[String: String]>([:])
+        public init() {}
+        func add(_ handle: String, _ userId: String) { names.withLock { $0[handle] = userId } }
+        func name(of handle: String) -> String? { names.withLock { $0[handle] } }
     }
 
     /// What the log records for `userId` from now on: its subject's handle, a new subject's when
@@ -22,7 +35,9 @@ public final class People: Sendable {
         guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
             throw SubjectStoreError.damagedKey("a subject just made")
         }
-        return Handle.seal(userId, field: .userId, subject: subject, key: key)
+        let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
+        Self.sealedInThisRequest?.add(handle, userId)
+        return handle
     }
 
     /// True when the log holds `userId` in clear: an order, a delivery, a refund or an offer
@@ -47,16 +62,26 @@ public final class People: Sendable {
             return userId
         }
         guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
-        return Handle.seal(userId, field: .userId, subject: subject, key: key)
+        let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
+        Self.sealedInThisRequest?.add(handle, userId)
+        return handle
     }
 
     /// What each of `handles` shows: the value it holds, or `erased:SUBJECT` when its subject's
     /// key is gone. What is not a handle is absent.
     public func names(for handles: Set<String>) async throws -> [String: String] {
-        let sealed = handles.compactMap { handle in Handle.subject(of: handle).map { (handle, $0) } }
-        guard !sealed.isEmpty else { return [:] }
-        let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
         var names: [String: String] = [:]
+        var sealed: [(String, SubjectID)] = []
+        for handle in handles {
+            guard let subject = Handle.subject(of: handle) else { continue }
+            if let known = Self.sealedInThisRequest?.name(of: handle) {
+                names[handle] = known
+            } else {
+                sealed.append((handle, subject))
+            }
+        }
+        guard !sealed.isEmpty else { return names }
+        let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
         for (handle, subject) in sealed {
             guard let key = keys[subject] else {
                 names[handle] = Handle.erased(subject)
