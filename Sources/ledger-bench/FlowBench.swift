@@ -81,8 +81,10 @@ enum FlowBench {
                     for index in stride(from: worker, to: count, by: workers) {
                         let user = "user-\(index)"
                         let app = apps[index % apps.count]
+                        // As the API records it (docs/erasure.md), so the receipts take the path
+                        // of a person sealed from the start.
                         let order = try await server.service.createOrder(
-                            userId: user, productId: "com.example.coins100", quantity: 1, bundleId: app, metadata: RequestMetadata(actor: "bench"))
+                            userId: try await server.service.people.handle(forUser: user), productId: "com.example.coins100", quantity: 1, bundleId: app, metadata: RequestMetadata(actor: "bench"))
                         let purchase = try await simulator.purchase(
                             appleId: "apple-\(index)", productId: "com.example.coins100", environment: .production,
                             appAccountToken: UUID(uuidString: order.appAccountToken), bundleId: app)
