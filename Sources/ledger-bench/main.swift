@@ -40,6 +40,15 @@ case "flow":
         exit(2)
     }
     print(try await FlowBench.run(conninfo: conninfo, clients: clients, seconds: seconds))
+case "erase":
+    // ledger-bench erase PEOPLE EVENTS: erasing people of about EVENTS events each (Tools/bench erase).
+    guard arguments.count == 3, let people = Int(arguments[1]), let events = Int(arguments[2]), people > 0,
+        let conninfo = environment["DATABASE_URL"]
+    else {
+        FileHandle.standardError.write(Data("usage: ledger-bench erase PEOPLE EVENTS (with DATABASE_URL)\n".utf8))
+        exit(2)
+    }
+    print(try await EraseBench.run(conninfo: conninfo, people: people, events: events))
 case "reads":
     // ledger-bench reads CLIENTS SECONDS: a user's view read right after its own receipt while
     // CLIENTS submit receipts, beside the same read with nothing to wait for.
