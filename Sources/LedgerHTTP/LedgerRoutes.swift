@@ -205,8 +205,11 @@ struct LedgerRoutes: Sendable {
         let spendId = try APIBodies.identifier(body.spendId, "spend_id")
         guard (1...1_000_000_000_000).contains(body.amount) else { throw APIError.invalidRequest("amount must be a whole number from 1 to 10^12") }
         if let reason = body.reason, reason.count > 500 { throw APIError.invalidRequest("reason must be at most 500 characters") }
+        // The app's words about the person are theirs: sealed with their id (docs/erasure.md).
+        var reason: String?
+        if let text = body.reason { reason = try await service.people.seal(text: text, aboutPersonOf: user) }
         let spent = try await service.spend(
-            userId: user, unit: unit, amount: body.amount, spendId: spendId, reason: body.reason,
+            userId: user, unit: unit, amount: body.amount, spendId: spendId, reason: reason,
             bundleId: try app(for: context, named: body.bundleId), metadata: metadata(request, context))
         return try JSONResponse.make(APIAnswers.Spent(spent))
     }

@@ -44,7 +44,7 @@ extension PurchaseService {
         // After the event, so an erasure is never done unrecorded; again on a retry, so one that
         // stopped between the two finishes.
         guard let subject = SubjectID(erased.subject) else { throw LedgerServiceError(.invalidRequest, "subject \(erased.subject) is not one") }
-        _ = try await people.subjects.erase(subject)
+        _ = try await mappingDatabaseErrors { try await people.subjects.erase(subject) }
         return erased
     }
 }

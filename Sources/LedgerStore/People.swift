@@ -30,26 +30,44 @@ public final class People: Sendable {
     /// subject for it would split its balances and streams in two (docs/erasure.md, "A log
     /// recorded before this release").
     public func handle(forUser userId: String) async throws -> String {
-        if let known = try await knownHandle(forUser: userId) { return known }
-        if try await recordedInClear(userId) { return userId }
-        guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
-            throw SubjectStoreError.damagedKey("a subject just made")
+        try await mappingDatabaseErrors {
+            if let known = try await knownHandle(forUser: userId) { return known }
+            if try await recordedInClear(userId) { return userId }
+            guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
+                throw SubjectStoreError.damagedKey("a subject just made")
+            }
+            let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
+            Self.sealedInThisRequest?.add(handle, userId)
+            return handle
         }
-        let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
-        Self.sealedInThisRequest?.add(handle, userId)
-        return handle
     }
 
     /// True when the log holds `userId` in clear: an order, a delivery, a refund or an offer
     /// signature recorded for it before erasure came. Asked only of ids without a subject, along
     /// the expression indexes those events already have.
     public func recordedInClear(_ userId: String) async throws -> Bool {
-        try await subjects.pool.withConnection { connection in
-            try connection.query("""
-                SELECT EXISTS (SELECT 1 FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId))
-                    OR EXISTS (SELECT 1 FROM events WHERE event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
-                    OR EXISTS (SELECT 1 FROM events WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId))
-                """).first?.decode(0, as: Bool.self) ?? false
+        try await mappingDatabaseErrors {
+            try await subjects.pool.withConnection { connection in
+                try connection.query("""
+                    SELECT EXISTS (SELECT 1 FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId))
+                        OR EXISTS (SELECT 1 FROM events WHERE event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
+                        OR EXISTS (SELECT 1 FROM events WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId))
+                    """).first?.decode(0, as: Bool.self) ?? false
+            }
+        }
+    }
+
+    /// `text` about the person `handle` names (a spend's reason), sealed under their key as a
+    /// handle of its own, so erasing them erases it; as it is for a person recorded in clear.
+    public func seal(text: String, aboutPersonOf handle: String) async throws -> String {
+        try await mappingDatabaseErrors {
+            guard let subject = Handle.subject(of: handle) else { return text }
+            guard let key = try await subjects.key(of: subject) else {
+                throw SubjectStoreError.damagedKey(subject.rawValue)
+            }
+            let sealed = Handle.seal(text, field: .text, subject: subject, key: key)
+            Self.sealedInThisRequest?.add(sealed, text)
+            return sealed
         }
     }
 
@@ -57,46 +75,50 @@ public final class People: Sendable {
     /// seen since erasure came, or erased). A live handle given back (the console's links carry
     /// them) is its own answer.
     public func knownHandle(forUser userId: String) async throws -> String? {
-        if Handle.subject(of: userId) != nil {
-            guard let name = try await names(for: [userId])[userId], !name.hasPrefix("erased:") else { return nil }
-            return userId
+        try await mappingDatabaseErrors {
+            if Handle.subject(of: userId) != nil {
+                guard let name = try await names(for: [userId])[userId], !name.hasPrefix("erased:") else { return nil }
+                return userId
+            }
+            guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
+            let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
+            Self.sealedInThisRequest?.add(handle, userId)
+            return handle
         }
-        guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
-        let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
-        Self.sealedInThisRequest?.add(handle, userId)
-        return handle
     }
 
     /// What each of `handles` shows: the value it holds, or `erased:SUBJECT` when its subject's
     /// key is gone. What is not a handle is absent.
     public func names(for handles: Set<String>) async throws -> [String: String] {
-        var names: [String: String] = [:]
-        var sealed: [(String, SubjectID)] = []
-        for handle in handles {
-            guard let subject = Handle.subject(of: handle) else { continue }
-            if let known = Self.sealedInThisRequest?.name(of: handle) {
-                names[handle] = known
-            } else {
-                sealed.append((handle, subject))
-            }
-        }
-        guard !sealed.isEmpty else { return names }
-        let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
-        for (handle, subject) in sealed {
-            guard let key = keys[subject] else {
-                names[handle] = Handle.erased(subject)
-                continue
-            }
-            // A handle of a live subject that does not open was not sealed by this ledger for
-            // that subject: shown as it is, never as someone's id.
-            for field in [SealedField.userId, .appAccountToken, .text] {
-                if let value = try? Handle.open(handle, field: field, key: key) {
-                    names[handle] = value
-                    break
+        try await mappingDatabaseErrors {
+            var names: [String: String] = [:]
+            var sealed: [(String, SubjectID)] = []
+            for handle in handles {
+                guard let subject = Handle.subject(of: handle) else { continue }
+                if let known = Self.sealedInThisRequest?.name(of: handle) {
+                    names[handle] = known
+                } else {
+                    sealed.append((handle, subject))
                 }
             }
+            guard !sealed.isEmpty else { return names }
+            let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
+            for (handle, subject) in sealed {
+                guard let key = keys[subject] else {
+                    names[handle] = Handle.erased(subject)
+                    continue
+                }
+                // A handle of a live subject that does not open was not sealed by this ledger for
+                // that subject: shown as it is, never as someone's id.
+                for field in [SealedField.userId, .appAccountToken, .text] {
+                    if let value = try? Handle.open(handle, field: field, key: key) {
+                        names[handle] = value
+                        break
+                    }
+                }
+            }
+            return names
         }
-        return names
     }
 
     /// `text` with every handle in it opened, each written with `escaping`.

@@ -3,6 +3,7 @@ import Foundation
 import LedgerProjections
 import LedgerQueries
 import LedgerService
+import LedgerStore
 import Logging
 import Primitives
 import PurchaseLedgerCLI
@@ -24,7 +25,9 @@ enum DemoReport {
             Swift.print(RevenueFormat.table(try await reads.revenue(try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .app))))
             if let timeline = try await reads.timeline(.transaction, refundedTransaction) {
                 Swift.print("one dispute timeline, bob's refunded pack (purchase-ledger dispute \(refundedTransaction)):")
-                Swift.print(DisputeStory.text(timeline))
+                // As `dispute` prints it: the handles the log holds for people opened to their ids.
+                let people = People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil))
+                Swift.print(try await people.open(DisputeStory.text(timeline)))
             }
         }
         let dry = try await ProjectionReplay(conninfo: conninfo, clock: clock, logger: logger).run(dryRun: true)

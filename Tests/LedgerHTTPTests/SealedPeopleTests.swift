@@ -20,6 +20,9 @@ import Testing
         }
     }
 
+    /// A spend's reason, as an app may word it: about the person.
+    static let privateWords = "Alice's birthday, flat 4B"
+
     @Test("an id the API is given is stored nowhere readable, and every answer, timeline and feed message shows it")
     func sealedEverywhereShownEverywhere() async throws {
         let receiver = WebhookReceiver(signer: try WebhookFlowTests.signer())
@@ -36,8 +39,13 @@ import Testing
                 #expect(answer.outcome == "delivered")
                 #expect(answer.deliveries.first?["user_id"] as? String == user)
                 let path = "/v1/users/\(user.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
-                let spent = try await ledger.post(path + "/spend", ["unit": "coins", "amount": 30, "spend_id": "sealed-\(index)"])
+                let spent = try await ledger.post(
+                    path + "/spend", ["unit": "coins", "amount": 30, "spend_id": "sealed-\(index)", "reason": "gift for \(Self.privateWords)"])
                 #expect(spent.status == 200, "\(spent.json)")
+                // The same spend again is the same spend: its sealed reason compares equal.
+                let again = try await ledger.post(
+                    path + "/spend", ["unit": "coins", "amount": 30, "spend_id": "sealed-\(index)", "reason": "gift for \(Self.privateWords)"])
+                #expect(again.status == 200 && again.json["balance"] as? Int == spent.json["balance"] as? Int, "\(again.json)")
                 #expect(try await ledger.post(path + "/consent", ["consumption_data": true]).status == 200)
                 let view = try await ledger.get(path)
                 #expect(view.json["user_id"] as? String == user)
@@ -52,12 +60,14 @@ import Testing
             #expect(try await Self.tablesHolding(alice, on: ledger.pool) == [])
             #expect(try await Self.tablesHolding(long, on: ledger.pool) == [])
             #expect(try await Self.tablesHolding("alice.sealed", on: ledger.pool) == [])
+            #expect(try await Self.tablesHolding(Self.privateWords, on: ledger.pool) == [])
 
             // Shown where a person is read: the timeline's summaries and data, the feed, webhooks.
             let timeline = try await ledger.get("/v1/timelines/users/\(alice)", token: LedgerHarness.supportToken)
             #expect(timeline.json["subject"] as? String == alice)
             let entries = timeline.json["entries"] as? [[String: Any]] ?? []
             #expect(entries.contains { ($0["summary"] as? String)?.contains(alice) == true })
+            #expect(entries.contains { ($0["summary"] as? String)?.contains(Self.privateWords) == true })
             let feed = try await WebhookFlowTests.feed(ledger)
             let named = Set(feed.compactMap { ($0["data"] as? [String: Any])?["user_id"] as? String })
             #expect(named == [alice, long])

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStore
 import Postgres
 import TestSupport
 import Testing
@@ -55,13 +56,18 @@ extension HASet.FailoverTests {
         // The new primary's log: each purchase delivered exactly once, its order created once.
         let pool = ConnectionPool(conninfo: conninfo, maxConnections: 1, logger: TestDatabase.logger)
         defer { Task { await pool.close() } }
+        // The log records each storm user under their handle (docs/erasure.md).
+        let people = People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil))
+        var handles: [String?] = []
+        for index in 0..<purchases { handles.append(try await people.knownHandle(forUser: "\(prefix)-u\(index)")) }
+        let users = PostgresArray(handles)
         let (deliveries, distinct, orders): (Int64, Int64, Int64) = try await pool.withConnection { connection in
             let row = try connection.query("""
                 SELECT count(*), count(DISTINCT payload->>'transaction_id') FROM events
-                WHERE event_type = 'PurchaseDelivered' AND payload->>'user_id' LIKE \(prefix + "-u%")
+                WHERE event_type = 'PurchaseDelivered' AND payload->>'user_id' = ANY(\(users)::text[])
                 """)[0]
             let orders: Int64 = try connection.query("""
-                SELECT count(*) FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' LIKE \(prefix + "-u%")
+                SELECT count(*) FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = ANY(\(users)::text[])
                 """)[0].decode(0)
             return (try row.decode(0), try row.decode(1), orders)
         }
@@ -70,7 +76,7 @@ extension HASet.FailoverTests {
         #expect(orders == Int64(purchases), "each order created once, retries answered by its Idempotency-Key")
         let delivered = Set(try await pool.withConnection { connection in
             try connection.query("""
-                SELECT payload->>'transaction_id' FROM events WHERE event_type = 'PurchaseDelivered' AND payload->>'user_id' LIKE \(prefix + "-u%")
+                SELECT payload->>'transaction_id' FROM events WHERE event_type = 'PurchaseDelivered' AND payload->>'user_id' = ANY(\(users)::text[])
                 """).map { try $0.decode(0) as String }
         })
         #expect(Set(storm.purchases.map(\.transactionId)) == delivered, "every 2xx is in the new primary's log")
