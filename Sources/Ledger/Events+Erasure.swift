@@ -16,3 +16,17 @@ public struct UserErased: LedgerEventPayload {
         self.erasedAtMs = erasedAtMs
     }
 }
+
+/// From here on the ledger seals the people it meets (docs/erasure.md). `serve` records it when
+/// it starts on an empty log; a log recorded by an earlier release gets it from `purchase-ledger
+/// erasure begin`, once no server of that release runs: those servers read people by their ids in
+/// clear, and would not find one sealed by this release.
+public struct ErasureBegan: LedgerEventPayload {
+    public static let eventType = "ErasureBegan"
+    /// Milliseconds since 1970, UTC.
+    public var beganAtMs: Int64
+
+    public init(beganAtMs: Int64) {
+        self.beganAtMs = beganAtMs
+    }
+}

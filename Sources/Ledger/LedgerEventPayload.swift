@@ -56,6 +56,7 @@ public enum LedgerEvent: Sendable, Hashable {
     case purchaseUnclaimed(PurchaseUnclaimed)
     case appsConfigured(AppsConfigured)
     case userErased(UserErased)
+    case erasureBegan(ErasureBegan)
     case unknown(type: String)
 
     /// Decodes a stored payload by its event type.
@@ -124,6 +125,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case PurchaseUnclaimed.eventType: self = .purchaseUnclaimed(try decode(PurchaseUnclaimed.self))
         case AppsConfigured.eventType: self = .appsConfigured(try decode(AppsConfigured.self))
         case UserErased.eventType: self = .userErased(try decode(UserErased.self))
+        case ErasureBegan.eventType: self = .erasureBegan(try decode(ErasureBegan.self))
         default: self = .unknown(type: type)
         }
     }
@@ -167,6 +169,7 @@ public enum LedgerEvent: Sendable, Hashable {
         case .purchaseUnclaimed(let p): p
         case .appsConfigured(let p): p
         case .userErased(let p): p
+        case .erasureBegan(let p): p
         case .unknown: nil
         }
     }

@@ -32,6 +32,8 @@ public enum Streams {
     public static func reconciliation(environment: String) -> String { "reconciliation-\(environment)" }
     /// A user's consents to sending consumption data to Apple.
     public static func consent(userId: String) -> String { "consent-\(person(userId))" }
+    /// Where sealing people began (`ErasureBegan`): claimed expecting no stream, so it begins once.
+    public static let erasure = "erasure"
     /// A subject's erasure (`UserErased`), claimed expecting no stream: a person is erased once.
     public static func erasure(subject: String) -> String { "erasure-\(subject)" }
     /// How a user is named in streams and keys: a handle (a person's id sealed under their own

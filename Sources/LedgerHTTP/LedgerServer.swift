@@ -160,11 +160,17 @@ public struct LedgerServer: Sendable {
             } catch let error as SubjectStoreError {
                 throw LedgerServiceError(.invalidConfiguration, "LEDGER_KEY_ENCRYPTION_KEY: \(error)")
             }
+            // A log this release begins seals its people from its first event; one an earlier
+            // release recorded waits for `purchase-ledger erasure begin` (docs/erasure.md).
+            let beginsTheLog = try await store.headPosition() == 0
             // Before anything this server records: the log names the apps its events belong to.
             if let recorded = try await service.recordApps(metadata: RequestMetadata(actor: "serve")) {
                 logger.info("apps recorded", metadata: [
                     "apps": "\(recorded.apps.map(\.bundleId).joined(separator: ","))", "legacy": "\(recorded.legacyBundleId ?? "none")",
                 ])
+            }
+            if beginsTheLog, try await service.beginErasure(metadata: RequestMetadata(actor: "serve")) != nil {
+                logger.info("people are sealed from the log's start (ErasureBegan recorded)")
             }
         } catch {
             await pool.close()

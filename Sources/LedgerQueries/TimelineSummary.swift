@@ -12,6 +12,8 @@ enum TimelineSummary {
         case .appsConfigured(let a):
             let legacy = a.legacyBundleId.map { "; the events recorded before name no app and belong to \($0)" } ?? ""
             return "Apps served: \(a.apps.map(\.bundleId).joined(separator: ", "))\(legacy)\(by)"
+        case .erasureBegan:
+            return "People are sealed from here on, so they can be erased\(by)"
         case .userErased(let e):
             return "User erased: subject \(e.subject), \(e.reason)\(by)"
         case .orderCreated(let o):

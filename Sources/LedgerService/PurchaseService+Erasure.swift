@@ -1,8 +1,27 @@
+import EventStore
 import Ledger
 import LedgerStore
 import Sealing
 
 extension PurchaseService {
+    /// Records that the ledger seals the people it meets from now on (`ErasureBegan`, once);
+    /// nil when it already did. `serve` calls it on an empty log; `purchase-ledger erasure begin`
+    /// on a log an earlier release recorded, once no server of that release runs.
+    @discardableResult
+    public func beginErasure(metadata: RequestMetadata) async throws -> ErasureBegan? {
+        try await mappingDatabaseErrors {
+            guard try await log.read(stream: Streams.erasure).isEmpty else { return nil }
+            let began = ErasureBegan(beganAtMs: clock())
+            do {
+                _ = try await log.append(
+                    [LedgerAppend(stream: Streams.erasure, expectation: .noStream, events: [.erasureBegan(began)])], metadata: metadata)
+            } catch EventStoreError.Code.wrongExpectedVersion {
+                return nil
+            }
+            return began
+        }
+    }
+
     /// Forgets a person (docs/erasure.md): records `UserErased` (the subject, the reason and the
     /// time; the actor in its metadata; never the id), then destroys the subject's key, so every
     /// handle sealed for them opens to `erased:SUBJECT` from then on. The chain, the money and a

@@ -1,3 +1,4 @@
+import Ledger
 import Sealing
 import Synchronization
 
@@ -8,8 +9,29 @@ import Synchronization
 public final class People: Sendable {
     public let subjects: SubjectStore
 
+    /// Whether the log records `ErasureBegan`: once it does, for good; until then it is asked
+    /// again at most every `sealingRecheck`, so a `purchase-ledger erasure begin` run elsewhere
+    /// reaches this server within that.
+    private let sealing = Mutex<(on: Bool, checked: ContinuousClock.Instant?)>((false, nil))
+    static let sealingRecheck: Duration = .seconds(5)
+
     public init(subjects: SubjectStore) {
         self.subjects = subjects
+    }
+
+    /// True once the log records that sealing began (`ErasureBegan`, docs/erasure.md). Before
+    /// it, a server of an earlier release may be serving the same log beside this one, and it
+    /// would not find a person by a handle: ids are recorded as they are.
+    public func sealingBegan() async throws -> Bool {
+        let now = ContinuousClock.now
+        let known = sealing.withLock { $0 }
+        if known.on { return true }
+        if let checked = known.checked, now - checked < Self.sealingRecheck { return false }
+        let on = try await subjects.pool.withConnection { connection in
+            try connection.query("SELECT EXISTS (SELECT 1 FROM events WHERE stream_id = \(Streams.erasure))").first?.decode(0, as: Bool.self) ?? false
+        }
+        sealing.withLock { $0 = (on, now) }
+        return on
     }
 
     /// The handles one request has already sealed, with the ids they hold: its answer names
@@ -31,6 +53,7 @@ public final class People: Sendable {
     /// recorded before this release").
     public func handle(forUser userId: String) async throws -> String {
         try await mappingDatabaseErrors {
+            guard try await sealingBegan() else { return userId }
             if let known = try await knownHandle(forUser: userId) { return known }
             if try await recordedInClear(userId) { return userId }
             guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {

@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import Ledger
 import LedgerService
@@ -5,6 +6,7 @@ import LedgerStore
 import LedgerWebhooks
 import Postgres
 import Spawning
+import TestSupport
 import Testing
 
 /// Erasure (docs/erasure.md): `DELETE /v1/users/{user_id}` and `erase-user` destroy the person's
@@ -116,6 +118,38 @@ import Testing
             let refused = try await Self.erase(ledger, "old-timer", requestId: "o-1")
             #expect(refused.status == 409 && refused.errorCode == "recorded_before_erasure")
             #expect(try await ledger.get("/v1/users/old-timer").status == 200)
+        }
+    }
+
+    @Test("a log an earlier release recorded keeps ids as they are until `erasure begin`: then the people met are sealed and can be erased, the earlier ones still refused")
+    func aLogRecordedBeforeBeginsWhenTold() async throws {
+        try await TestDatabase.withSchema { conninfo, pool in
+            try await Migrator.ledger().migrate(pool: pool, logger: TestDatabase.logger)
+            let log = LedgerLog(store: EventStore(pool: pool, logger: TestDatabase.logger))
+            try await log.append(AppsReadModelTests.purchases(of: "before", app: nil, prefix: "old", coins: 100), metadata: RequestMetadata(actor: "test"))
+            try await LedgerHarness.with(database: conninfo) { ledger in
+                // An earlier release may still serve this log: ids are recorded as they are.
+                let (_, coins) = try await ledger.orderAndBuy(user: "meanwhile", product: "com.example.coins100", appleId: "apple-meanwhile")
+                #expect(try await ledger.submit(user: "meanwhile", purchase: coins).outcome == "delivered")
+                #expect(try await ledger.server.service.people.knownHandle(forUser: "meanwhile") == nil)
+                #expect(try await SealedPeopleTests.tablesHolding("meanwhile", on: ledger.pool).contains("events"))
+                #expect(try await Self.erase(ledger, "meanwhile", requestId: "m-1").errorCode == "recorded_before_erasure")
+
+                let begin = try await LedgerProcess.run(["erasure", "begin"], environment: ["DATABASE_URL": ledger.conninfo, "APPLE_BUNDLE_ID": LedgerHarness.bundleId])
+                #expect(begin.exit == ProcessExit(status: 0, signaled: false), "\(begin.output)")
+                #expect(begin.output.contains("erasure begins"))
+                // The server sees it within its recheck: the next new person is sealed.
+                var index = 0
+                try await ledger.eventually("a new person is sealed", within: .seconds(30)) {
+                    index += 1
+                    _ = try await ledger.post("/v1/orders", ["user_id": "after-\(index)", "product_id": "com.example.coins100"])
+                    return try await ledger.server.service.people.knownHandle(forUser: "after-\(index)") != nil
+                }
+                #expect(try await Self.erase(ledger, "after-\(index)", requestId: "a-1").status == 200)
+                #expect(try await Self.erase(ledger, "meanwhile", requestId: "m-2").errorCode == "recorded_before_erasure")
+                let again = try await LedgerProcess.run(["erasure", "begin"], environment: ["DATABASE_URL": ledger.conninfo, "APPLE_BUNDLE_ID": LedgerHarness.bundleId])
+                #expect(again.output.contains("had begun already"), "\(again.output)")
+            }
         }
     }
 }

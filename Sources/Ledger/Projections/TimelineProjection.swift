@@ -141,7 +141,7 @@ public struct TimelineProjection: Projection {
             if u.originalTransactionId != u.transactionId { links = [(transaction(u.originalTransactionId), transaction(u.transactionId))] }
         case .reconciliationCompleted:
             return []
-        case .catalogLoaded, .appsConfigured, .appStoreReportImported, .pricePointsRefreshed, .userErased, .unknown:
+        case .catalogLoaded, .appsConfigured, .appStoreReportImported, .pricePointsRefreshed, .userErased, .erasureBegan, .unknown:
             return []
         }
         return about.map { .timelineEvent(subject: $0, position: place.position) }
