@@ -1,14 +1,36 @@
+import EventStore
+import Ledger
 import LedgerStore
 import Postgres
 import Sealing
+import TestSupport
 import Testing
 
 /// The edges' translation (People): an id becomes one handle, a handle opens to its id, and
 /// after erasure to `erased:SUBJECT`.
 @Suite struct PeopleTests {
-    @Test func anIdIsOneHandleWhichOpensToItInEveryText() async throws {
+    /// People on `pool`, whose log records that sealing began, as `serve` records it on an empty log.
+    static func sealing(_ pool: ConnectionPool) async throws -> People {
+        let log = LedgerLog(store: EventStore(pool: pool, logger: TestDatabase.logger))
+        try await log.append(
+            [LedgerAppend(stream: Streams.erasure, expectation: .noStream, events: [.erasureBegan(ErasureBegan(beganAtMs: 1))])],
+            metadata: RequestMetadata(actor: "test"))
+        return People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil))
+    }
+
+    @Test func beforeSealingBeganAnIdIsRecordedAsItIs() async throws {
         try await LedgerHarness.withMigratedSchema { pool in
             let people = People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil))
+            let began = try await people.sealingBegan()
+            #expect(!began)
+            #expect(try await people.handle(forUser: "alice") == "alice")
+            #expect(try await people.knownHandle(forUser: "alice") == nil)
+        }
+    }
+
+    @Test func anIdIsOneHandleWhichOpensToItInEveryText() async throws {
+        try await LedgerHarness.withMigratedSchema { pool in
+            let people = try await Self.sealing(pool)
             #expect(try await people.knownHandle(forUser: "alice") == nil)
             let alice = try await people.handle(forUser: "alice")
             #expect(try await people.handle(forUser: "alice") == alice)
@@ -26,8 +48,8 @@ import Testing
 
     @Test func anErasedHandleOpensToItsSubjectOnlyAndTheIdStartsAgain() async throws {
         try await LedgerHarness.withMigratedSchema { pool in
-            let subjects = SubjectStore(pool: pool, keyEncryptionKey: nil)
-            let people = People(subjects: subjects)
+            let people = try await Self.sealing(pool)
+            let subjects = people.subjects
             let alice = try await people.handle(forUser: "alice")
             let subject = try #require(Handle.subject(of: alice))
             #expect(try await subjects.erase(subject))
