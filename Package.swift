@@ -65,7 +65,7 @@ let package = Package(
         // (UTCDays), the ISO 4217 and 3166 tables and the JSON value. No module of ours, and of
         // Foundation only its core (FoundationEssentials) for `Date`, `Data` and `JSONEncoder`.
         .target(name: "Primitives", swiftSettings: strict),
-        // Erasure's cryptography (docs/erasure.md): subjects and their keys, values and documents
+        // Erasure's cryptography (docs/erasure.md): subjects and their keys, values
         // sealed under them, the index key's look-ups and the key-encryption key's wrapping. Pure:
         // no database, no clock; the subject store over it is LedgerStore's.
         .target(

@@ -44,7 +44,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 
     /// The API's answer for any error a handler threw.
     static func from(_ error: any Error) -> APIError? {
-        switch error {
+        // The database's own errors of "PostgreSQL is not reachable now", wherever a route met
+        // them, are the 503 every command answers for them (retried by clients), never a 500.
+        switch LedgerServiceError.mapping(error) {
         case let error as APIError:
             return error
         case let error as LedgerServiceError:

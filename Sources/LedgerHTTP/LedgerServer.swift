@@ -272,12 +272,12 @@ public struct LedgerServer: Sendable {
         if let (endpoints, signer) = configuration.webhooks {
             // Telling the app's backends: one deliverer per endpoint, following the webhook
             // projection; of several servers, the lease holder of each endpoint sends.
-            let sender = WebhookSender(http: httpClient, signer: signer, clock: configuration.machineClock, people: service.people)
+            let sender = WebhookSender(http: httpClient, signer: signer, clock: configuration.machineClock)
             let owner = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8))"
             for endpoint in endpoints {
                 let deliverer = WebhookDeliverer(
                     endpoint: endpoint, pool: pool, sender: sender, runner: runner, owner: owner,
-                    settings: configuration.webhookDelivery, logger: logger)
+                    settings: configuration.webhookDelivery, people: service.people, logger: logger)
                 deliverers.append(deliverer)
                 services.append(BackgroundLoop { await deliverer.run() })
             }

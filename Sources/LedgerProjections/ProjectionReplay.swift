@@ -88,7 +88,8 @@ public final class ProjectionReplay: Sendable {
             var changes = try await comparison.changes(admin: admin, livePool: admin, shadowPool: pool)
             do {
                 let people = People(subjects: SubjectStore(pool: admin, keyEncryptionKey: keyEncryptionKey))
-                changes = try await changes.asyncMap { try await people.open($0) }
+                // One pass over all the lines: one read of the keys, not one per line.
+                changes = try await people.open(changes.map { Array($0.utf8) }, escaping: .none).map { String(decoding: $0, as: UTF8.self) }
             } catch {
                 // The lines keep their handles: what changed is still told, if not whose.
                 logger.warning("the users in what changed could not be shown", metadata: ["error": "\(LedgerServiceError.mapping(error))"])
@@ -329,14 +330,5 @@ struct SetTableKeys: Sendable {
         guard !keys.isEmpty, indexes == Int64(keys.count) else {
             throw LedgerServiceError(.invalidConfiguration, "\(table) is declared a set table but its indexes are not exactly its keys")
         }
-    }
-}
-
-extension Array {
-    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var out: [T] = []
-        out.reserveCapacity(count)
-        for element in self { out.append(try await transform(element)) }
-        return out
     }
 }

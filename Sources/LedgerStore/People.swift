@@ -52,106 +52,101 @@ public final class People: Sendable {
     /// subject for it would split its balances and streams in two (docs/erasure.md, "A log
     /// recorded before this release").
     public func handle(forUser userId: String) async throws -> String {
-        try await mappingDatabaseErrors {
-            guard try await sealingBegan() else { return userId }
-            if let known = try await knownHandle(forUser: userId) { return known }
-            if try await recordedInClear(userId) { return userId }
-            guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
-                throw SubjectStoreError.damagedKey("a subject just made")
-            }
-            let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
-            Self.sealedInThisRequest?.add(handle, userId)
-            return handle
+        guard try await sealingBegan() else { return userId }
+        if let known = try await knownHandle(forUser: userId) { return known }
+        if try await recordedInClear(userId) { return userId }
+        guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
+            throw SubjectStoreError.damagedKey("a subject just made")
         }
+        let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
+        Self.sealedInThisRequest?.add(handle, userId)
+        return handle
     }
 
     /// True when the log holds `userId` in clear: an order, a delivery, a refund or an offer
     /// signature recorded for it before erasure came. Asked only of ids without a subject, along
     /// the expression indexes those events already have.
     public func recordedInClear(_ userId: String) async throws -> Bool {
-        try await mappingDatabaseErrors {
-            try await subjects.pool.withConnection { connection in
-                try connection.query("""
-                    SELECT EXISTS (SELECT 1 FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId))
-                        OR EXISTS (SELECT 1 FROM events WHERE event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
-                        OR EXISTS (SELECT 1 FROM events WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId))
-                    """).first?.decode(0, as: Bool.self) ?? false
-            }
+        try await subjects.pool.withConnection { connection in
+            try connection.query("""
+                SELECT EXISTS (SELECT 1 FROM events WHERE event_type = 'OrderCreated' AND payload->>'user_id' = \(userId))
+                    OR EXISTS (SELECT 1 FROM events WHERE event_type IN ('PurchaseDelivered', 'PurchaseRefunded') AND payload->>'user_id' = \(userId))
+                    OR EXISTS (SELECT 1 FROM events WHERE event_type = 'OfferSignatureIssued' AND payload->>'user_id' = \(userId))
+                """).first?.decode(0, as: Bool.self) ?? false
         }
     }
 
     /// `text` about the person `handle` names (a spend's reason), sealed under their key as a
     /// handle of its own, so erasing them erases it; as it is for a person recorded in clear.
     public func seal(text: String, aboutPersonOf handle: String) async throws -> String {
-        try await mappingDatabaseErrors {
-            guard let subject = Handle.subject(of: handle) else { return text }
-            guard let key = try await subjects.key(of: subject) else {
-                throw SubjectStoreError.damagedKey(subject.rawValue)
-            }
-            let sealed = Handle.seal(text, field: .text, subject: subject, key: key)
-            Self.sealedInThisRequest?.add(sealed, text)
-            return sealed
+        guard let subject = Handle.subject(of: handle) else { return text }
+        guard let key = try await subjects.key(of: subject) else {
+            throw SubjectStoreError.damagedKey(subject.rawValue)
         }
+        let sealed = Handle.seal(text, field: .text, subject: subject, key: key)
+        Self.sealedInThisRequest?.add(sealed, text)
+        return sealed
     }
 
     /// The handle `userId` is recorded under, for a read; nil when no live subject has it (never
     /// seen since erasure came, or erased). A live handle given back (the console's links carry
     /// them) is its own answer.
     public func knownHandle(forUser userId: String) async throws -> String? {
-        try await mappingDatabaseErrors {
-            if Handle.subject(of: userId) != nil {
-                guard let name = try await names(for: [userId])[userId], !name.hasPrefix("erased:") else { return nil }
-                return userId
-            }
-            guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
-            let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
-            Self.sealedInThisRequest?.add(handle, userId)
-            return handle
+        if Handle.subject(of: userId) != nil {
+            guard let name = try await names(for: [userId])[userId], !name.hasPrefix("erased:") else { return nil }
+            return userId
         }
+        guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
+        let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
+        Self.sealedInThisRequest?.add(handle, userId)
+        return handle
     }
 
     /// What each of `handles` shows: the value it holds, or `erased:SUBJECT` when its subject's
     /// key is gone. What is not a handle is absent.
     public func names(for handles: Set<String>) async throws -> [String: String] {
-        try await mappingDatabaseErrors {
-            var names: [String: String] = [:]
-            var sealed: [(String, SubjectID)] = []
-            for handle in handles {
-                guard let subject = Handle.subject(of: handle) else { continue }
-                if let known = Self.sealedInThisRequest?.name(of: handle) {
-                    names[handle] = known
-                } else {
-                    sealed.append((handle, subject))
-                }
+        var names: [String: String] = [:]
+        var sealed: [(String, SubjectID)] = []
+        for handle in handles {
+            guard let subject = Handle.subject(of: handle) else { continue }
+            if let known = Self.sealedInThisRequest?.name(of: handle) {
+                names[handle] = known
+            } else {
+                sealed.append((handle, subject))
             }
-            guard !sealed.isEmpty else { return names }
-            let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
-            for (handle, subject) in sealed {
-                guard let key = keys[subject] else {
-                    names[handle] = Handle.erased(subject)
-                    continue
-                }
-                // A handle of a live subject that does not open was not sealed by this ledger for
-                // that subject: shown as it is, never as someone's id.
-                for field in [SealedField.userId, .appAccountToken, .text] {
-                    if let value = try? Handle.open(handle, field: field, key: key) {
-                        names[handle] = value
-                        break
-                    }
-                }
-            }
-            return names
         }
+        guard !sealed.isEmpty else { return names }
+        let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
+        for (handle, subject) in sealed {
+            guard let key = keys[subject] else {
+                names[handle] = Handle.erased(subject)
+                continue
+            }
+            // A handle of a live subject that does not open was not sealed by this ledger for
+            // that subject: shown as it is, never as someone's id.
+            for field in [SealedField.userId, .appAccountToken, .text] {
+                if let value = try? Handle.open(handle, field: field, key: key) {
+                    names[handle] = value
+                    break
+                }
+            }
+        }
+        return names
     }
 
     /// `text` with every handle in it opened, each written with `escaping`.
     /// HTML's tags are left alone (`HandleText.replacing(in:outsideTags:)`).
     public func open(_ text: [UInt8], escaping: Escaping) async throws -> [UInt8] {
+        try await open([text], escaping: escaping)[0]
+    }
+
+    /// Each of `texts` opened, their keys read in one query: a page of webhook bodies, a report's lines.
+    public func open(_ texts: [[UInt8]], escaping: Escaping) async throws -> [[UInt8]] {
         let outsideTags = escaping == .html
-        let handles = HandleText.handles(in: text, outsideTags: outsideTags)
-        guard !handles.isEmpty else { return text }
+        let handles = texts.reduce(into: Set<String>()) { $0.formUnion(HandleText.handles(in: $1, outsideTags: outsideTags)) }
+        guard !handles.isEmpty else { return texts }
         let names = try await names(for: handles)
-        return HandleText.replacing(in: text, outsideTags: outsideTags) { handle in names[handle].map(escaping.escape) }
+        return texts.map { text in HandleText.replacing(in: text, outsideTags: outsideTags) { handle in names[handle].map(escaping.escape) } }
     }
 
     public func open(_ text: String, escaping: Escaping = .none) async throws -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerProjections
 import LedgerStore
+import Sealing
 import Logging
 import Postgres
 
@@ -14,6 +15,10 @@ public final class WebhookDeliverer: Sendable {
     public let endpoint: WebhookEndpoint
     let store: WebhookDeliveryStore
     let sender: WebhookSender
+    /// Opens the handles a stored body holds where it named a person (docs/erasure.md): each
+    /// body is sent with the user id, or `erased:SUBJECT` once they are erased; nil sends the
+    /// stored bytes.
+    let people: People?
     let runner: ProjectionRunner
     let logger: Logger
     let settings: Settings
@@ -38,8 +43,9 @@ public final class WebhookDeliverer: Sendable {
 
     public init(
         endpoint: WebhookEndpoint, pool: ConnectionPool, sender: WebhookSender, runner: ProjectionRunner, owner: String,
-        settings: Settings = Settings(), logger: Logger
+        settings: Settings = Settings(), people: People? = nil, logger: Logger
     ) {
+        self.people = people
         self.endpoint = endpoint
         self.store = WebhookDeliveryStore(pool: pool, endpoint: endpoint, owner: owner, lease: settings.lease)
         self.sender = sender
@@ -148,6 +154,18 @@ public final class WebhookDeliverer: Sendable {
         let url = endpoint.url
         let window = settings.sendingWindow
         typealias ChainResult = (acknowledged: [WebhookMessage], failure: (WebhookMessage, Int32, String)?, unsent: [WebhookMessage])
+        // The bodies as sent: each handle opened to the id it holds, or `erased:SUBJECT`
+        // (docs/erasure.md), the pass's keys read in one query. What is recorded (queued,
+        // failed) keeps the stored bytes.
+        let sent: [String: Data]
+        do {
+            sent = try await openedBodies(chains.flatMap { $0.map(\.message) })
+        } catch {
+            let reason = "the people's keys could not be read: \(WebhookSender.describe(error))"
+            let outcomes = chains.map { chain -> ChainResult in ([], (chain[0].message, chain[0].attempts + 1, reason), chain.dropFirst().map(\.message)) }
+            record(outcomes, into: &result, queueRest: queueRest)
+            return
+        }
         let outcomes: [ChainResult] = await withTaskGroup(of: ChainResult.self) { group in
             var iterator = chains.makeIterator()
             func startNext() -> Bool {
@@ -159,7 +177,9 @@ public final class WebhookDeliverer: Sendable {
                             done.unsent = chain[index...].map(\.message)
                             break
                         }
-                        switch await sender.send(item.message, to: url) {
+                        var message = item.message
+                        if let body = sent[message.id] { message.body = body }
+                        switch await sender.send(message, to: url) {
                         case .acknowledged:
                             done.acknowledged.append(item.message)
                         case .failed(let reason):
@@ -180,6 +200,20 @@ public final class WebhookDeliverer: Sendable {
             }
             return all
         }
+        record(outcomes, into: &result, queueRest: queueRest)
+    }
+
+    /// The bodies of `messages` with their handles opened, by message id; empty without people.
+    private func openedBodies(_ messages: [WebhookMessage]) async throws -> [String: Data] {
+        guard let people else { return [:] }
+        let opened = try await people.open(messages.map { Array($0.body) }, escaping: .json)
+        return Dictionary(zip(messages.map(\.id), opened.map { Data($0) }), uniquingKeysWith: { first, _ in first })
+    }
+
+    private func record(
+        _ outcomes: [(acknowledged: [WebhookMessage], failure: (WebhookMessage, Int32, String)?, unsent: [WebhookMessage])],
+        into result: inout WebhookPassResult, queueRest: Bool
+    ) {
         for outcome in outcomes {
             result.acknowledged += outcome.acknowledged
             if let (message, attempts, reason) = outcome.failure {

@@ -1,7 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import LedgerStore
-import Sealing
 import NIOCore
 import NIOHTTP1
 import Primitives
@@ -12,18 +10,13 @@ public struct WebhookSender: Sendable {
     public let http: HTTPClient
     public let signer: WebhookSigner
     public let clock: WallClock
-    /// Opens the handles a stored body holds where it named a person (docs/erasure.md): the
-    /// body sent shows the user id, or `erased:SUBJECT` once they are erased; nil sends the
-    /// stored bytes.
-    public let people: People?
     /// docs/webhooks.md: an attempt that has no answer after this is a failure.
     public static let timeout: TimeAmount = .seconds(10)
 
-    public init(http: HTTPClient, signer: WebhookSigner, clock: WallClock, people: People? = nil) {
+    public init(http: HTTPClient, signer: WebhookSigner, clock: WallClock) {
         self.http = http
         self.signer = signer
         self.clock = clock
-        self.people = people
     }
 
     public enum Outcome: Sendable, Hashable {
@@ -32,14 +25,6 @@ public struct WebhookSender: Sendable {
     }
 
     public func send(_ message: WebhookMessage, to url: URL) async -> Outcome {
-        var message = message
-        if let people {
-            do {
-                message.body = Data(try await people.open(Array(message.body), escaping: .json))
-            } catch {
-                return .failed("the people's keys could not be read: \(Self.describe(error))")
-            }
-        }
         let timestamp = clock() / 1_000
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST

@@ -98,10 +98,16 @@ extension JSONValue {
         return true
     }
 
-    /// JSONEncoder's escapes: quote and backslash, the five short control escapes, other
-    /// control characters as lowercase `\u00xx`; everything else (slashes, DEL, U+2028) as is.
     private static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        writeStringContent(text, into: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `text` as the inside of a JSON string, with JSONEncoder's escapes: quote and backslash,
+    /// the five short control escapes, other control characters as lowercase `\u00xx`;
+    /// everything else (slashes, DEL, U+2028) as is. Also for text put into JSON already written.
+    public static func writeStringContent(_ text: String, into out: inout [UInt8]) {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(byte)
@@ -118,7 +124,6 @@ extension JSONValue {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -16,12 +16,7 @@ extension DatabaseOptions {
         logger: Logger, _ body: @Sendable (PurchaseService, ServerAPIClients) async throws -> T
     ) async throws -> T {
         try await withDatabase(logger: logger) { conninfo, _ in
-            let configuration: ServerConfiguration
-            do {
-                configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo, clock: .system)
-            } catch {
-                throw ValidationError("\(error)")
-            }
+            let configuration = try Self.serverConfiguration(conninfo: conninfo)
             guard let api = configuration.serverAPI else {
                 throw ValidationError("this command asks Apple: set APPLE_ISSUER_ID, APPLE_KEY_ID and APPLE_PRIVATE_KEY (App Store Server API)")
             }
@@ -30,6 +25,24 @@ extension DatabaseOptions {
             return try await Self.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: clients, logger: logger) {
                 try await body($0, clients)
             }
+        }
+    }
+
+    /// Runs `body` with the purchase flow as `serve` builds it, without the Server API: for
+    /// commands that record what support or an operator does (`erase-user`, `erasure begin`).
+    func withPurchaseService<T: Sendable>(logger: Logger, _ body: @Sendable (PurchaseService) async throws -> T) async throws -> T {
+        try await withDatabase(logger: logger) { conninfo, _ in
+            try await Self.withPurchaseService(
+                conninfo: conninfo, configuration: try Self.serverConfiguration(conninfo: conninfo), serverAPI: nil, logger: logger, body)
+        }
+    }
+
+    /// `serve`'s configuration from the environment; a bad one is the command's usage error.
+    static func serverConfiguration(conninfo: String) throws -> ServerConfiguration {
+        do {
+            return try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo, clock: .system)
+        } catch {
+            throw ValidationError("\(error)")
         }
     }
 

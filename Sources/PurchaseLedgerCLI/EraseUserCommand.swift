@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import LedgerHTTP
 import Ledger
 import LedgerService
 import LedgerStore
@@ -33,20 +32,12 @@ struct EraseUserCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "purchase-ledger.erase-user")
         let (userId, reason, requestId) = (userId, reason, requestId)
-        let erased = try await database.withDatabase(logger: logger) { conninfo, _ in
-            let configuration: ServerConfiguration
+        let erased = try await database.withPurchaseService(logger: logger) { service in
             do {
-                configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo, clock: .system)
-            } catch {
-                throw ValidationError("\(error)")
-            }
-            return try await DatabaseOptions.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: nil, logger: logger) { service in
-                do {
-                    return try await service.eraseUser(userId, reason: reason, requestId: requestId, metadata: RequestMetadata(requestId: requestId, actor: "cli"))
-                } catch let error as LedgerServiceError where error.code == .notFound || error.code == .recordedBeforeErasure {
-                    FileHandle.standardError.write(Data("erase-user: \(error.message)\n".utf8))
-                    throw ExitCode(error.code == .notFound ? 1 : 2)
-                }
+                return try await service.eraseUser(userId, reason: reason, requestId: requestId, metadata: RequestMetadata(requestId: requestId, actor: "cli"))
+            } catch let error as LedgerServiceError where error.code == .notFound || error.code == .recordedBeforeErasure {
+                FileHandle.standardError.write(Data("erase-user: \(error.message)\n".utf8))
+                throw ExitCode(error.code == .notFound ? 1 : 2)
             }
         }
         print("erased: subject \(erased.subject) at \(RevenueDay.iso8601(erased.erasedAtMs)) (request \(requestId))")

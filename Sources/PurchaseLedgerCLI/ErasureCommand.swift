@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import LedgerHTTP
 import LedgerService
 import LedgerStore
 import Logging
@@ -26,17 +25,7 @@ struct ErasureCommand: AsyncParsableCommand {
 
         func run() async throws {
             let logger = Logger(label: "purchase-ledger.erasure")
-            let began = try await database.withDatabase(logger: logger) { conninfo, _ in
-                let configuration: ServerConfiguration
-                do {
-                    configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment, conninfo: conninfo, clock: .system)
-                } catch {
-                    throw ValidationError("\(error)")
-                }
-                return try await DatabaseOptions.withPurchaseService(conninfo: conninfo, configuration: configuration, serverAPI: nil, logger: logger) {
-                    try await $0.beginErasure(metadata: RequestMetadata(actor: "cli"))
-                }
-            }
+            let began = try await database.withPurchaseService(logger: logger) { try await $0.beginErasure(metadata: RequestMetadata(actor: "cli")) }
             print(began == nil ? "erasure had begun already: people are sealed" : "erasure begins: the people the ledger meets from now on are sealed")
         }
     }

@@ -1,3 +1,5 @@
+import Primitives
+
 /// Handles inside text the ledger is about to show (an API answer, a webhook body, a timeline's
 /// summary, a command's output): found by their shape, so every way out can open them in one
 /// pass, whatever produced the text. A handle's characters (`~`, `.`, base32, base64url) need
@@ -87,32 +89,10 @@ public enum Escaping: Sendable {
         case .none:
             return Array(text.utf8)
         case .html:
-            var out: [UInt8] = []
-            for byte in text.utf8 {
-                switch byte {
-                case UInt8(ascii: "&"): out += Array("&amp;".utf8)
-                case UInt8(ascii: "<"): out += Array("&lt;".utf8)
-                case UInt8(ascii: ">"): out += Array("&gt;".utf8)
-                case UInt8(ascii: "\""): out += Array("&quot;".utf8)
-                case UInt8(ascii: "'"): out += Array("&#39;".utf8)
-                default: out.append(byte)
-                }
-            }
-            return out
+            return Array(HTMLText.escape(text).utf8)
         case .json:
             var out: [UInt8] = []
-            let hex = Array("0123456789abcdef".utf8)
-            for byte in text.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): out += Array("\\\"".utf8)
-                case UInt8(ascii: "\\"): out += Array("\\\\".utf8)
-                case UInt8(ascii: "\n"): out += Array("\\n".utf8)
-                case UInt8(ascii: "\r"): out += Array("\\r".utf8)
-                case UInt8(ascii: "\t"): out += Array("\\t".utf8)
-                case 0..<0x20: out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 15)]]
-                default: out.append(byte)
-                }
-            }
+            JSONValue.writeStringContent(text, into: &out)
             return out
         }
     }

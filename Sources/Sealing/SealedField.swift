@@ -5,6 +5,4 @@ public enum SealedField: String, Sendable, CaseIterable {
     case appAccountToken = "app_account_token"
     /// Free text about the person: a spend's reason, support's reason or note.
     case text
-    /// A document's bytes (`DocumentEnvelope`).
-    case document
 }
