@@ -281,6 +281,17 @@ struct LedgerHarness: Sendable {
         var deliveries: [[String: any Sendable]] { (json["deliveries"] as? [[String: any Sendable]]) ?? [] }
     }
 
+    /// The harness's client. `HTTPClient.shared` opens at most 8 connections to a host and fails a
+    /// request that waited 10 s for one (`getConnectionFromPoolTimeout`): 64 racing spends of one
+    /// wallet queue behind each other, and on a busy CI machine the last of them waited longer than
+    /// that. Enough connections for every racing request, so each waits for the ledger only. Never
+    /// shut down: it lives as long as the test process, like the shared one.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 128
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
     /// `timeout` counts from the call, so a request queued behind others (64 racing spends of one
     /// wallet take turns) spends its wait inside it.
     func request(
@@ -295,7 +306,7 @@ struct LedgerHarness: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+        let response = try await Self.http.execute(request, timeout: .init(timeout))
         let bytes = try await response.body.collect(upTo: 8 << 20)
         let data = Data(buffer: bytes)
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: any Sendable] ?? [:]
