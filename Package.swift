@@ -217,7 +217,7 @@ let package = Package(
             name: "LedgerWorkers",
             dependencies: [
                 "LedgerService", "Ledger", "LedgerStore", "EventStore", "Postgres", "AppStore", "AppStoreClient", "Primitives",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

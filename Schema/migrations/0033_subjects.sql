@@ -28,7 +28,8 @@ CREATE TABLE subjects (
         OR (erased_at IS NOT NULL AND key IS NULL AND lookup IS NULL AND wrapped_by IS NULL))
 );
 
--- The app account tokens issued to a subject, by HMAC(index key, token); deleted at erasure.
+-- The app account tokens issued to a subject, by HMAC(index key, token). Kept at erasure, pointing at
+-- a subject with no key: Apple's later transactions naming such a token record erased:SUBJECT.
 CREATE TABLE subject_tokens (
     lookup  bytea NOT NULL CHECK (octet_length(lookup) = 32),
     subject text  NOT NULL REFERENCES subjects (subject),

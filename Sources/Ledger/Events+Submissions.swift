@@ -132,6 +132,9 @@ public enum RejectionCode: String, Sendable, Hashable, Codable, CaseIterable {
     case ownedByAnotherUser = "owned_by_another_user"
     /// Apple's verified answer shows the transaction refunded or revoked: nothing to deliver.
     case transactionRefunded = "transaction_refunded"
+    /// The person it was submitted for was erased before it was decided: their receipt opens no
+    /// more, and nothing is delivered to no one (docs/erasure.md).
+    case userErased = "user_erased"
 }
 
 /// The original transactions one receipt of this app listed together: they belong to one Apple

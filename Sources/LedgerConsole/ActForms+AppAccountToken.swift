@@ -27,7 +27,9 @@ extension ActForms {
                 status: .unprocessableContent, message: "\(original) is a Family Sharing member's: Apple lets no app account token be set on it.",
                 title: "Apple would refuse")
         }
-        guard let user = try await console.service.reads.userOfAppAccountToken(tokenText) else {
+        // Orders record the token as a handle for a sealed person (docs/erasure.md).
+        let recordedToken = try await console.service.people.recordedTokens([tokenText])[tokenText] ?? tokenText
+        guard let user = try await console.service.reads.userOfAppAccountToken(recordedToken) else {
             throw ConsoleError(
                 status: .unprocessableContent, message: "The ledger never issued the app account token \(tokenText) with an order.",
                 title: "Unknown app account token")

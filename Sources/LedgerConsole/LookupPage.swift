@@ -28,13 +28,17 @@ public struct LookupPage: Sendable {
         router.get("console/documents/:sha256") { request, context in await routes.guarded(.lookup, request, context) { session in
             let name = try context.parameters.require("sha256")
             guard EvidenceDocument.isDocumentName(name) else { throw ConsoleError.badRequest("A document is named by its sha256: 64 hex digits.") }
-            guard let bytes = try await console.service.documents.get(name.lowercased()) else {
+            guard let document = try await console.service.documents.document(name.lowercased()) else {
                 throw ConsoleError.notFound("The ledger holds no document \(name).")
             }
-            let shown = EvidenceDocument(bytes: bytes)
+            // Shown opened; checked as stored, the bytes its name is the SHA-256 of (a sealed
+            // document's are its envelope's, docs/erasure.md).
+            let shown = EvidenceDocument(bytes: document.content)
             return console.renderer.page("document", title: "Evidence \(name.prefix(12))…", area: .lookup, session: session, values: [
-                "sha256": name.lowercased(), "kind": shown.kind, "bytes": bytes.count, "sections": shown.sections.map { ["title": $0.title, "text": $0.text] },
-                "verified": Array(DocumentStore.name(of: bytes)) == Array(name.lowercased()),
+                "sha256": name.lowercased(), "kind": shown.kind, "bytes": document.content.count,
+                "sections": shown.sections.map { ["title": $0.title, "text": $0.text] },
+                "verified": Array(DocumentStore.name(of: document.bytes)) == Array(name.lowercased()),
+                "sealed_for": document.sealedFor?.rawValue ?? "",
             ])
         } }
     }

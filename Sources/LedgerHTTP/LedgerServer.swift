@@ -209,6 +209,7 @@ public struct LedgerServer: Sendable {
                 lagLimit: configuration.replicaLagLimit, logger: logger)
         }
         let reads = ReadModels(runner: runner, timeout: configuration.ledger.readYourWritesTimeout, clock: service.clock, replica: replica)
+            .opening(documentsWith: service.people.subjects)
         let routes = LedgerRoutes(
             service: service, reads: reads, authenticator: Authenticator(tokens: configuration.tokens),
             health: HealthCheck(pool: pool, worker: worker, runner: runner), metrics: metrics)

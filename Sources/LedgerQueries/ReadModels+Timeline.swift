@@ -132,7 +132,7 @@ extension ReadModels {
         to entries: [TimelineView.Entry], answers: [(index: Int, answer: AppleResponded)], transactions: Set<String>
     ) async throws -> [TimelineView.Entry] {
         // Every body Apple sent for the entries shown, in one query.
-        let bodies = try await DocumentStore(pool: pool).get(answers.compactMap(\.answer.documentSha256))
+        let bodies = try await DocumentStore(pool: pool, subjects: documentKeys).get(answers.compactMap(\.answer.documentSha256))
         var result = entries
         for (index, answer) in answers {
             guard let name = answer.documentSha256, let body = bodies[name], let response = try? VerifyReceiptResponse(jsonBytes: Data(body)),

@@ -95,6 +95,9 @@ public struct ReadModels: Sendable {
     public private(set) var freshness: ReadFreshness = .head
     /// The app of rows written before read models named theirs.
     let legacy = LegacyAppName()
+    /// Where the keys are that open documents sealed for a person (docs/erasure.md), for the
+    /// timelines' reading of Apple's answers; without them those answers are not read.
+    private(set) var documentKeys: SubjectStore?
 
     /// How long a read given a position waits for it before 503 `projections_behind`.
     static let positionTimeout: Duration = .seconds(10)
@@ -105,6 +108,13 @@ public struct ReadModels: Sendable {
         self.timeout = timeout
         self.clock = clock
         self.replica = replica
+    }
+
+    /// These read models, opening sealed documents with `subjects`' keys.
+    public func opening(documentsWith subjects: SubjectStore) -> ReadModels {
+        var copy = self
+        copy.documentKeys = subjects
+        return copy
     }
 
     /// These read models, reading as fresh as `freshness` says.

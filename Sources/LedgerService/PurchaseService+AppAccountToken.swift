@@ -24,9 +24,11 @@ extension PurchaseService {
     public func setAppAccountToken(
         originalTransactionId: String, token: UUID, reason: String?, metadata: RequestMetadata
     ) async throws -> AppAccountTokenSet {
-        let tokenText = token.uuidString.lowercased()
         let outcome = try await mappingDatabaseErrors { () -> AppAccountTokenSet in
-            try await actTurns.run(Streams.appAccountToken(originalTransactionId)) {
+            // As the log records it: the handle of a token issued to a sealed person.
+            let plain = token.uuidString.lowercased()
+            let tokenText = try await people.recordedTokens([plain])[plain] ?? plain
+            return try await actTurns.run(Streams.appAccountToken(originalTransactionId)) {
                 // Each lost race is another server's act on this purchase that committed.
                 for _ in 1...16 {
                     if let decided = try await decideAppAccountToken(
@@ -53,8 +55,11 @@ extension PurchaseService {
         originalTransactionId: String, token: UUID, tokenText: String, reason: String?, metadata: RequestMetadata
     ) async throws -> AppAccountTokenSet? {
         guard let user = try await reads.userOfAppAccountToken(tokenText) else {
-            throw LedgerServiceError(.unknownAppAccountToken, "the ledger never issued the app account token \(tokenText) with an order")
+            throw LedgerServiceError(.unknownAppAccountToken, "the ledger never issued the app account token \(token.uuidString.lowercased()) with an order")
         }
+        // Support's words about the person are theirs: sealed under their key.
+        var sealedReason: String?
+        if let reason { sealedReason = try await people.seal(text: reason, aboutPersonOf: user) }
         guard let owned = try await reads.ownedPurchase(originalTransactionId) else {
             throw LedgerServiceError(.notFound, "the ledger holds no owned purchase whose original transaction is \(originalTransactionId)")
         }
@@ -71,7 +76,7 @@ extension PurchaseService {
             AppAccountTokenSet(
                 originalTransactionId: originalTransactionId, productId: owned.productId, environment: owned.environment,
                 appAccountToken: tokenText, userId: user, previousUserId: owned.ownerUserId, outcome: outcome, refusal: refusal,
-                reason: reason, requestDocumentSha256: request, answerDocumentSha256: answer, atMs: clock())
+                reason: sealedReason, requestDocumentSha256: request, answerDocumentSha256: answer, atMs: clock())
         }
         func record(_ appends: [LedgerAppend], alongside: [SQL] = []) async throws -> Bool {
             do {
@@ -90,8 +95,9 @@ extension PurchaseService {
         guard let environment = AppStoreEnvironment(rawValue: owned.environment), environment == .production || environment == .sandbox else {
             throw LedgerServiceError(.invalidRequest, "Apple keeps app account tokens of Production and Sandbox purchases only, not \(owned.environment)")
         }
-        let requestBody = Array(try JSONEncoder().encode(UpdateAppAccountTokenRequest(appAccountToken: tokenText)))
-        let requestDocument = DocumentStore.insert(requestBody, kind: "apple_app_account_token_request")
+        let requestBody = Array(try JSONEncoder().encode(UpdateAppAccountTokenRequest(appAccountToken: token.uuidString.lowercased())))
+        let seal = try await people.documentSeal(forUser: user)
+        let requestDocument = DocumentStore.insert(requestBody, kind: "apple_app_account_token_request", sealedFor: seal)
         let asked: Result<ServerAPIAnswer<ServerAPIClient.Empty>, ServerAPIError>
         do throws(ServerAPIError) {
             asked = .success(try await client.setAppAccountToken(token, originalTransactionId: originalTransactionId, environment: environment))
@@ -100,7 +106,7 @@ extension PurchaseService {
         }
         switch asked {
         case .success(let answer):
-            let answerDocument = DocumentStore.insert(answer.body, kind: "apple_app_account_token_answer")
+            let answerDocument = DocumentStore.insert(answer.body, kind: "apple_app_account_token_answer", sealedFor: seal)
             let set = act("set", refusal: nil, request: requestDocument.name, answer: answerDocument.name)
             var appends = [LedgerAppend(stream: tokenStream, expectation: expectation, events: [.appAccountTokenSet(set)])]
             if moving {
@@ -116,7 +122,7 @@ extension PurchaseService {
             guard error.kind == .refused, let body = error.attempts.last?.body else {
                 throw LedgerServiceError(.appleUnavailable, "Apple's Set App Account Token: \(error)")
             }
-            let answerDocument = DocumentStore.insert(body, kind: "apple_app_account_token_answer")
+            let answerDocument = DocumentStore.insert(body, kind: "apple_app_account_token_answer", sealedFor: seal)
             let refusal = error.errorCode.map(String.init) ?? "HTTP \(error.httpStatus ?? 0)"
             let refused = act("refused", refusal: refusal, request: requestDocument.name, answer: answerDocument.name)
             return try await record(

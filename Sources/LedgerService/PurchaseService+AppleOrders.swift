@@ -61,7 +61,7 @@ extension PurchaseService {
                     }
                 }
                 let ids = signed.compactMap(\.transactionId)
-                let document = DocumentStore.insert(answer.body, kind: "apple_order_lookup")
+                let document = DocumentStore.insert(answer.body, kind: "apple_order_lookup", sealedFor: try await documentSeal(for: signed))
                 try await mappingDatabaseErrors {
                     try await log.append(
                         [LedgerAppend(stream: Streams.appleOrder(orderId), expectation: .any, events: [.appleOrderLookedUp(AppleOrderLookedUp(

@@ -31,6 +31,9 @@ extension PurchaseService {
                     throw LedgerServiceError(.notFound, "the ledger holds no subscription \(originalTransactionId)")
                 }
                 let client = try await requireServerAPI(for: subscription.bundleId)
+                // Support's note about the subscriber is theirs: sealed under their key.
+                var sealedNote = note
+                if let note, let owner = subscription.ownerUserId { sealedNote = try await people.seal(text: note, aboutPersonOf: owner) }
                 guard let environment = AppStoreEnvironment(rawValue: subscription.environment), environment == .production || environment == .sandbox else {
                     throw LedgerServiceError(.invalidRequest, "Apple extends only Production and Sandbox subscriptions, not \(subscription.environment)")
                 }
@@ -48,7 +51,7 @@ extension PurchaseService {
                         originalTransactionId: originalTransactionId, productId: subscription.productId, environment: subscription.environment,
                         transactionId: subscription.latestTransactionId, days: days, reason: reason, requestId: requestId, outcome: "extended",
                         effectiveDateMs: effective, appleErrorCode: nil, appleErrorMessage: nil, requestDocumentSha256: "", answerDocumentSha256: "",
-                        atMs: clock(), note: note)
+                        atMs: clock(), note: sealedNote)
                 } catch {
                     // Apple said no (its limits, or the request): an act to record. Anything
                     // else is Apple not answering now: nothing happened, nothing is recorded.
@@ -60,7 +63,7 @@ extension PurchaseService {
                         originalTransactionId: originalTransactionId, productId: subscription.productId, environment: subscription.environment,
                         transactionId: subscription.latestTransactionId, days: days, reason: reason, requestId: requestId, outcome: "refused",
                         effectiveDateMs: nil, appleErrorCode: error.errorCode, appleErrorMessage: error.errorMessage ?? error.httpStatus.map { "HTTP \($0)" },
-                        requestDocumentSha256: "", answerDocumentSha256: "", atMs: clock(), note: note)
+                        requestDocumentSha256: "", answerDocumentSha256: "", atMs: clock(), note: sealedNote)
                 }
                 let requestDocument = DocumentStore.insert(Array(requestBody), kind: "apple_extend_request")
                 let answerDocument = DocumentStore.insert(answerBody, kind: "apple_extend_answer")

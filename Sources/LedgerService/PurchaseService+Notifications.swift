@@ -81,9 +81,8 @@ extension PurchaseService {
                 consumptionRequestReason: nil, documentSha256: name, receivedAtMs: clock(), bundleId: notification.bundleID)
             evidence = Evidence(notification: notification)
         }
-        let document = DocumentStore.insert(Array(body), kind: "notification_\(received.version)").statement
         return try await mappingDatabaseErrors {
-            try await recordNotification(received, document: document, evidence: evidence, signedAtMs: signedAtMs, metadata: metadata)
+            try await recordNotification(received, body: Array(body), evidence: evidence, signedAtMs: signedAtMs, metadata: metadata)
         }
     }
 
@@ -141,6 +140,7 @@ extension PurchaseService {
     /// with the answer's `document` in the same transaction. Evidence for another app changes nothing.
     public func recordObservation(_ evidence: Evidence, source: String, citing document: SQL) async throws {
         guard serves(evidence) else { return }
+        let evidence = try await people.recordingTokens(of: evidence)
         for attempt in 1...8 {
             let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
             let effects = PurchaseDecider.observe(evidence, source: source, context: context)
@@ -154,18 +154,23 @@ extension PurchaseService {
         }
     }
 
-    /// Appends the notification and what it shows, with its body (`document`) in the same transaction.
+    /// Appends the notification and what it shows, with its `body` in the same transaction,
+    /// sealed for the person it concerns (the token it names, or whom its effects name): it
+    /// holds their token and transactions (docs/erasure.md).
     private func recordNotification(
-        _ received: AppleNotificationReceived, document: SQL, evidence: Evidence?, signedAtMs: Int64?, metadata: RequestMetadata
+        _ received: AppleNotificationReceived, body: [UInt8], evidence: Evidence?, signedAtMs: Int64?, metadata: RequestMetadata
     ) async throws -> NotificationOutcome {
         let stream = Streams.notification(received.notificationId)
         var attempt = 0
         while true {
             attempt += 1
             var effects: [LedgerAppend] = []
+            var tokens: [String?] = []
             // The notification is kept whatever it says; it changes the ledger only when it is
             // this app's by the same rule as a receipt.
-            if let evidence, serves(evidence) {
+            if let given = evidence, serves(given) {
+                let evidence = try await people.recordingTokens(of: given)
+                tokens = evidence.entries.map(\.appAccountToken)
                 let context = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
                 effects = PurchaseDecider.observe(evidence, source: "notification:\(received.notificationId)", context: context)
                 if received.notificationType == "REFUND_REVERSED", let transactionId = received.transactionId {
@@ -176,10 +181,14 @@ extension PurchaseService {
                     }
                 }
             }
+            let document = DocumentStore.insert(
+                body, kind: "notification_\(received.version)", sealedFor: try await people.documentSeal(naming: effects, tokens: tokens))
+            var received = received
+            received.documentSha256 = document.name
             do {
                 try await log.append(
                     [LedgerAppend(stream: stream, expectation: .noStream, events: [.appleNotificationReceived(received)])] + effects,
-                    metadata: metadata, alongside: [document])
+                    metadata: metadata, alongside: [document.statement])
                 return .recorded(id: received.notificationId)
             } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {
                 if try await !log.store.read(stream: stream, limit: 1).isEmpty { return .duplicate(id: received.notificationId) }

@@ -70,7 +70,7 @@ extension PurchaseService {
                 guard case .offerSignatureIssued(let first) = event, first.userId == request.userId, first.productId == request.productId,
                       first.kind == request.kind, first.offerId == request.offerId,
                       (first.bundleId ?? app) == app else { return nil }
-                return IssuedOfferSignature(signature: try Self.sign(first, with: signer), event: first)
+                return IssuedOfferSignature(signature: try Self.sign(first, token: try await openedToken(of: first), with: signer), event: first)
             }) {
                 let catalog = try await reads.catalog(of: app)
                 guard let product = catalog[request.productId] else {
@@ -87,7 +87,7 @@ extension PurchaseService {
                     nonce: UUID().uuidString.lowercased(), timestampMs: now, keyId: signer.keyId, appAccountToken: token,
                     expiresAtMs: request.kind == .promotionalLegacy ? now + Self.legacyOfferLifetimeMs : nil, signatureSha256: "",
                     bundleId: app)
-                let signature = try Self.sign(issued, with: signer)
+                let signature = try Self.sign(issued, token: try await openedToken(of: issued), with: signer)
                 issued.signatureSha256 = SHA256.hash(data: Data(signature.utf8)).map { String(format: "%02x", $0) }.joined()
                 try await log.append(
                     [LedgerAppend(stream: Streams.offerSignature(issued.signatureId), expectation: .noStream, events: [.offerSignatureIssued(issued)])],
@@ -97,8 +97,16 @@ extension PurchaseService {
         }
     }
 
-    /// The signature of a recorded issue: the same claims, so the same kind of proof.
-    static func sign(_ issued: OfferSignatureIssued, with signer: OfferSigner) throws -> String {
+    /// The app account token a signature names, as Apple must be given it: the log holds its
+    /// handle (docs/erasure.md). An erased person's signs none.
+    private func openedToken(of issued: OfferSignatureIssued) async throws -> String? {
+        guard let recorded = issued.appAccountToken else { return nil }
+        return try await people.plaintext(of: recorded)
+    }
+
+    /// The signature of a recorded issue: the same claims, so the same kind of proof. `token`:
+    /// its app account token opened (`openedToken(of:)`).
+    static func sign(_ issued: OfferSignatureIssued, token: String?, with signer: OfferSigner) throws -> String {
         guard let nonce = UUID(uuidString: issued.nonce) else { throw LedgerServiceError(.invalidRequest, "the recorded nonce is not a UUID") }
         do {
             switch issued.kind {
@@ -108,7 +116,7 @@ extension PurchaseService {
                     issuedAt: issued.timestampMs / 1_000)
             case .promotionalLegacy:
                 return try signer.legacyPromotionalOffer(
-                    productId: issued.productId, offerId: issued.offerId ?? "", appAccountToken: issued.appAccountToken.flatMap(UUID.init(uuidString:)),
+                    productId: issued.productId, offerId: issued.offerId ?? "", appAccountToken: token.flatMap(UUID.init(uuidString:)),
                     nonce: nonce, timestampMs: issued.timestampMs)
             case .introductoryEligibility:
                 return try signer.introductoryOfferEligibility(

@@ -91,7 +91,7 @@ extension PurchaseService {
         _ submission: Submission, kind: SubmissionKind, document: [UInt8], documentKind: String, idempotencyKey: IdempotencyKey? = nil,
         metadata: RequestMetadata
     ) async throws -> SubmissionOutcome? {
-        let proof = DocumentStore.insert(document, kind: documentKind)
+        let proof = DocumentStore.insert(document, kind: documentKind, sealedFor: try await people.documentSeal(forUser: submission.userId))
         let submitted = ReceiptSubmitted(
             submissionId: submission.submissionId, userId: submission.userId, orderId: submission.orderId,
             transactionId: submission.transactionId, kind: kind, documentSha256: proof.name, submittedAtMs: clock(),
@@ -159,7 +159,8 @@ extension PurchaseService {
             return try await close(submission, at: submissionVersion, with: [.deliveryRejected(rejection)], citedDocuments: [], metadata: metadata)
         }
         outcome.attempts.forEach(onAppleAttempt)
-        let (responded, bodies) = appleResponded(outcome.attempts, submissionId: submission.submissionId)
+        let (responded, bodies) = appleResponded(
+            outcome.attempts, submissionId: submission.submissionId, sealedFor: try await people.documentSeal(forUser: submission.userId))
         switch (outcome.verdict, outcome.response) {
         case (.valid, let response?), (.expiredButDecoded, let response?):
             let fallback = outcome.endpoint == .sandbox ? "Sandbox" : "Production"
@@ -221,8 +222,9 @@ extension PurchaseService {
 
     /// The `AppleResponded` event of each attempt, and the statements storing the bodies they
     /// cite, for the append that records them (the bodies commit with the events).
-    func appleResponded(_ attempts: [VerifyReceiptAttempt], submissionId: String) -> (events: [LedgerEvent], documents: [SQL]) {
-        let bodies = attempts.filter { !$0.body.isEmpty }.map { DocumentStore.insert(Array($0.body), kind: "apple_response") }
+    /// `seal`: the submitting person's, as Apple's answers about their receipt are theirs.
+    func appleResponded(_ attempts: [VerifyReceiptAttempt], submissionId: String, sealedFor seal: DocumentSeal?) -> (events: [LedgerEvent], documents: [SQL]) {
+        let bodies = attempts.filter { !$0.body.isEmpty }.map { DocumentStore.insert(Array($0.body), kind: "apple_response", sealedFor: seal) }
         var next = bodies.map(\.name).makeIterator()
         let events: [LedgerEvent] = attempts.map { attempt in
             let name = attempt.body.isEmpty ? nil : next.next()

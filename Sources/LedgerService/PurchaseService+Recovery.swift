@@ -38,7 +38,7 @@ extension PurchaseService {
             return RecoveredPurchases()
         }
         let notificationId = verified.payload.notificationUUID ?? DocumentStore.name(of: body)
-        let document = DocumentStore.insert(Array(body), kind: "notification_v2")
+        evidence = try await people.recordingTokens(of: evidence)
         for attempt in 1...8 {
             var first = try await loadContext(evidence: evidence, userId: nil, orderId: nil)
             first.accountUsers = try await accountUsers(of: evidence, context: first)
@@ -51,6 +51,8 @@ extension PurchaseService {
             }
             let effects = PurchaseDecider.recover(evidence, source: "recovered:\(notificationId)", context: context)
             guard !effects.isEmpty else { return RecoveredPurchases() }
+            let document = DocumentStore.insert(
+                Array(body), kind: "notification_v2", sealedFor: try await people.documentSeal(naming: effects, tokens: evidence.entries.map(\.appAccountToken)))
             do {
                 try await log.append(effects, metadata: RequestMetadata(actor: "reconcile"), alongside: [document.statement])
             } catch EventStoreError.Code.wrongExpectedVersion where attempt < 8 {

@@ -55,6 +55,7 @@ extension PurchaseService {
                 asking += [(client, AppStoreEnvironment.production), (client, .sandbox)]
             }
         }
+        let seal = try await people.documentSeal(forUser: submission.userId)
         for (client, environment) in asking {
             var pages: [(name: String, statement: SQL)] = []
             var transactions: [SignedTransaction] = []
@@ -63,7 +64,7 @@ extension PurchaseService {
             do throws(ServerAPIError) {
                 repeat {
                     let page = try await client.transactionHistory(anchor, environment: environment, revision: revision)
-                    pages.append(DocumentStore.insert(page.body, kind: "apple_transaction_history"))
+                    pages.append(DocumentStore.insert(page.body, kind: "apple_transaction_history", sealedFor: seal))
                     for jws in page.value.signedTransactions {
                         // Only what verifies counts; Apple's own history always should.
                         if let verified = try? await signedData.verifyTransaction(jws) { transactions.append(verified.payload) }

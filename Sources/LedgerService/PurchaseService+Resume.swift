@@ -22,6 +22,14 @@ extension PurchaseService {
         let proof = String(decoding: document, as: UTF8.self)
         let submission = Submission(
             submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId, bundleId: submitted.bundleId)
+        // Its person was erased while it waited: their receipt is sealed under a key that is
+        // gone, so Apple cannot be asked, and there is no one to deliver to. Settled, not retried.
+        if proof.hasPrefix("erased:") {
+            let rejection = DeliveryRejected(
+                submissionId: id, userId: submitted.userId, code: .userErased,
+                message: "the person this was submitted for was erased before it was decided")
+            return try await close(submission, at: version, with: [.deliveryRejected(rejection)], citedDocuments: [], metadata: metadata)
+        }
         switch submitted.kind {
         case .receipt, .imported:
             return try await verify(submission, receiptData: proof, attempt: attempt, submissionVersion: version, metadata: metadata)

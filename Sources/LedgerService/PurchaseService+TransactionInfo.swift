@@ -77,7 +77,7 @@ extension PurchaseService {
             return .notRecorded(.signatureInvalid)
         }
         guard signed.transactionId == transactionId else { return .notRecorded(.otherTransaction) }
-        let document = DocumentStore.insert(Array(jws.utf8), kind: "apple_transaction_info")
+        let document = DocumentStore.insert(Array(jws.utf8), kind: "apple_transaction_info", sealedFor: try await documentSeal(for: [signed]))
         let recorded = TransactionInfoRecorded(
             transactionId: transactionId, originalTransactionId: signed.originalTransactionId ?? transactionId,
             environment: signed.rawEnvironment ?? environment.rawValue, storefront: Storefront.countryCode(signed.storefront),

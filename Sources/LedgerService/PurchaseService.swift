@@ -48,8 +48,9 @@ public final class PurchaseService: Sendable {
         self.log = LedgerLog(store: store)
         self.reads = LedgerReads(pool: store.pool)
         self.pool = store.pool
-        self.documents = DocumentStore(pool: store.pool)
-        self.people = People(subjects: SubjectStore(pool: store.pool, keyEncryptionKey: configuration.keyEncryptionKey))
+        let subjects = SubjectStore(pool: store.pool, keyEncryptionKey: configuration.keyEncryptionKey)
+        self.documents = DocumentStore(pool: store.pool, subjects: subjects)
+        self.people = People(subjects: subjects)
         self.configuration = configuration
         self.verifyReceipt = verifyReceipt
         self.signedData = signedData
@@ -85,7 +86,7 @@ public final class PurchaseService: Sendable {
                 }
                 let order = OrderCreated(
                     orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
-                    appAccountToken: UUID().uuidString.lowercased(), createdAtMs: clock(), bundleId: app)
+                    appAccountToken: try await people.issueToken(forUser: userId), createdAtMs: clock(), bundleId: app)
                 try await log.append(
                     [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
                     metadata: metadata, idempotencyKey: idempotencyKey?.stored)
@@ -111,6 +112,7 @@ public final class PurchaseService: Sendable {
         metadata: RequestMetadata,
         decider: @Sendable (Submission, Evidence, PurchaseContext) -> Decision = { PurchaseDecider.decide($0, evidence: $1, context: $2) }
     ) async throws -> SubmissionOutcome {
+        let evidence = try await people.recordingTokens(of: evidence)
         var attempt = 0
         while true {
             attempt += 1

@@ -2,14 +2,35 @@ import Crypto
 import Foundation
 import Postgres
 import Primitives
+import Sealing
+
+/// Whom a document is sealed for (`DocumentEnvelope`): a person's subject and key.
+public struct DocumentSeal: Sendable {
+    public let subject: SubjectID
+    let key: SubjectKey
+
+    public init(subject: SubjectID, key: SubjectKey) {
+        self.subject = subject
+        self.key = key
+    }
+}
 
 /// Verbatim evidence (receipts, Apple's bodies, notifications), stored once under the sha256 of
 /// its bytes in the append-only `documents` table; events cite it by that name.
+///
+/// A document submitted for a person is stored sealed for them (`insert(_:kind:sealedFor:)`),
+/// and named by the SHA-256 of its envelope: the table's check, `verify` and idempotent
+/// re-submission hold unchanged. Reading opens envelopes with `subjects`' keys; one whose
+/// person is erased reads as `erased:SUBJECT`.
 public struct DocumentStore: Sendable {
     let pool: ConnectionPool
+    let subjects: SubjectStore?
 
-    public init(pool: ConnectionPool) {
+    /// `subjects`: where the keys that open sealed documents are; without it, envelopes are
+    /// read as they are stored.
+    public init(pool: ConnectionPool, subjects: SubjectStore? = nil) {
         self.pool = pool
+        self.subjects = subjects
     }
 
     /// The hex sha256 that names `bytes`.
@@ -22,7 +43,11 @@ public struct DocumentStore: Sendable {
     /// and notifications go `alongside` their append (`LedgerLog.append`), and imports write
     /// both in their own transaction. So no event commits without its document, and a document
     /// costs no transaction of its own.
-    package static func insert(_ bytes: [UInt8], kind: String) -> (name: String, statement: SQL) {
+    ///
+    /// `sealedFor`: the person the document is about, whose key seals it; nil for a document
+    /// that names no one (a price list), or a person recorded in clear before erasure came.
+    package static func insert(_ document: [UInt8], kind: String, sealedFor seal: DocumentSeal? = nil) -> (name: String, statement: SQL) {
+        let bytes = seal.map { DocumentEnvelope.seal(document, subject: $0.subject, key: $0.key) } ?? document
         let digest = Array(SHA256.hash(data: bytes))
         return (Hex.encode(digest), .prepared("""
             INSERT INTO documents (sha256, kind, content) VALUES (\(digest), \(kind), \(bytes))
@@ -35,8 +60,50 @@ public struct DocumentStore: Sendable {
         try await get([name])[name]
     }
 
-    /// The documents stored under `names`, by name, in one query; unknown names are absent.
+    /// The documents stored under `names`, by name, in one query, envelopes opened (an erased
+    /// person's reads `erased:SUBJECT`); unknown names are absent.
     public func get(_ names: [String]) async throws -> [String: [UInt8]] {
+        try await opened(try await stored(names))
+    }
+
+    /// A document as stored and as read: what its name is the SHA-256 of, what it holds
+    /// (`get`), and whom it is sealed for.
+    public struct Stored: Sendable {
+        public var bytes: [UInt8]
+        public var content: [UInt8]
+        public var sealedFor: SubjectID?
+    }
+
+    /// The document stored under `name`, as stored and as read; nil when there is none.
+    public func document(_ name: String) async throws -> Stored? {
+        guard let bytes = try await stored([name])[name] else { return nil }
+        let content = try await opened([name: bytes])[name] ?? bytes
+        return Stored(bytes: bytes, content: content, sealedFor: DocumentEnvelope.subject(of: bytes))
+    }
+
+    /// `stored` with its envelopes opened.
+    private func opened(_ stored: [String: [UInt8]]) async throws -> [String: [UInt8]] {
+        guard let subjects else { return stored }
+        let sealed = stored.compactMapValues(DocumentEnvelope.subject(of:))
+        guard !sealed.isEmpty else { return stored }
+        let keys = try await subjects.keys(of: Set(sealed.values))
+        var opened = stored
+        for (name, subject) in sealed {
+            guard let key = keys[subject] else {
+                opened[name] = Array(Handle.erased(subject).utf8)
+                continue
+            }
+            do {
+                opened[name] = try DocumentEnvelope.open(stored[name] ?? [], key: key)
+            } catch {
+                throw SubjectStoreError.damagedKey(subject.rawValue)
+            }
+        }
+        return opened
+    }
+
+    /// The bytes stored under `names`, envelopes as they are.
+    func stored(_ names: [String]) async throws -> [String: [UInt8]] {
         let valid = names.filter { Self.bytes(hex: $0) != nil }
         guard !valid.isEmpty else { return [:] }
         return try await pool.withConnection { connection in

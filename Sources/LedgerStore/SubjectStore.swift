@@ -1,4 +1,5 @@
 import Postgres
+import Primitives
 import Sealing
 import Synchronization
 
@@ -93,23 +94,36 @@ public final class SubjectStore: Sendable {
         }
     }
 
-    /// The subject `token` was issued to; nil when unknown or erased.
-    public func subject(forToken token: String) async throws -> SubjectID? {
-        let lookup = try await lookupKey().token(token)
+    /// The subjects `tokens` were issued to, in one query, each with its key, or nil for a
+    /// subject since erased: a token of an erased person is still known as theirs, so Apple's
+    /// later transactions naming it are recorded as `erased:SUBJECT`, never as the token.
+    /// Tokens the ledger never issued to a subject are absent.
+    public func subjects(forTokens tokens: Set<String>) async throws -> [String: (subject: SubjectID, key: SubjectKey?)] {
+        guard !tokens.isEmpty else { return [:] }
+        let index = try await lookupKey()
+        let byLookup = Dictionary(tokens.map { (index.token($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let kek = keyEncryptionKey
+        let lookups = PostgresArray(byLookup.keys.map { Optional.some(Hex.encode($0)) })
         return try await pool.withConnection { connection in
-            try connection.query("""
-                SELECT t.subject FROM subject_tokens t JOIN subjects s USING (subject)
-                WHERE t.lookup = \(lookup) AND s.key IS NOT NULL
-                """).first.flatMap { SubjectID(try $0.decode(0, as: String.self)) }
+            var found: [String: (subject: SubjectID, key: SubjectKey?)] = [:]
+            for row in try connection.query("""
+                SELECT t.lookup, t.subject, s.key, s.wrapped_by FROM subject_tokens t JOIN subjects s USING (subject)
+                WHERE t.lookup IN (SELECT decode(l, 'hex') FROM unnest(\(lookups)::text[]) AS l)
+                """) {
+                guard let token = byLookup[try row.decode(0, as: [UInt8].self)], let subject = SubjectID(try row.decode(1, as: String.self)) else { continue }
+                let stored: [UInt8]? = try row.decode(2)
+                found[token] = (subject, try stored.map { try Self.key($0, wrappedBy: try row.decode(3), kek: kek, owner: subject.rawValue) })
+            }
+            return found
         }
     }
 
-    /// Destroys `subject`'s key, its look-up and its tokens' look-ups, in one transaction.
+    /// Destroys `subject`'s key and its look-up by user id, in one transaction. Its tokens'
+    /// look-ups stay, pointing at a subject with no key (`subjects(forTokens:)`).
     /// True when this call erased it; false when it was erased already or never made.
     public func erase(_ subject: SubjectID) async throws -> Bool {
-        try await pool.withTransaction { connection in
-            try connection.execute("DELETE FROM subject_tokens WHERE subject = \(subject.rawValue)")
-            return try connection.execute("""
+        try await pool.withConnection { connection in
+            try connection.execute("""
                 UPDATE subjects SET key = NULL, lookup = NULL, wrapped_by = NULL, erased_at = now()
                 WHERE subject = \(subject.rawValue) AND erased_at IS NULL
                 """) == 1
@@ -161,6 +175,7 @@ public enum SubjectStoreError: Error, Equatable, CustomStringConvertible {
             "the subjects' keys are wrapped under the key-encryption key \(id); LEDGER_KEY_ENCRYPTION_KEY holds \(given)"
         case .damagedKey(let owner):
             "the stored key of \(owner) cannot be opened"
+
         }
     }
 }

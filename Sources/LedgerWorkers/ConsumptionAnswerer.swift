@@ -88,7 +88,8 @@ public final class ConsumptionAnswerer: Sendable {
             }
             do {
                 let answer = try await client.sendConsumption(body, transactionId: transactionId, environment: environment)
-                let document = DocumentStore.insert(sentBody, kind: "consumption_request")
+                // What the ledger told Apple about a person's use of what they bought: theirs.
+                let document = DocumentStore.insert(sentBody, kind: "consumption_request", sealedFor: try await service.people.documentSeal(forUser: user))
                 try await settle(id, with: .consumptionInformationSent(ConsumptionInformationSent(
                     notificationId: id, transactionId: transactionId, userId: user, consumptionPercentage: body.consumptionPercentage,
                     deliveryStatus: body.deliveryStatus, refundPreference: body.refundPreference, sampleContentProvided: body.sampleContentProvided,

@@ -94,8 +94,10 @@ public struct Reconciler: Sendable {
             return nil
         }
         var evidence = Evidence(bundleId: nil, environment: environment.rawValue, entries: [])
+        var transactions: [SignedTransaction] = []
         for item in answer.value.data.flatMap(\.lastTransactions) {
             guard let jws = item.signedTransactionInfo, let transaction = try? await service.signedData.verifyTransaction(jws) else { continue }
+            transactions.append(transaction.payload)
             let signed = Evidence(signed: transaction.payload)
             evidence.bundleId = evidence.bundleId ?? signed.bundleId
             for entry in signed.entries { evidence.merge(entry) }
@@ -103,7 +105,8 @@ public struct Reconciler: Sendable {
                 evidence.observe(renewal, fallbackMs: service.clock())
             }
         }
-        let document = DocumentStore.insert(answer.body, kind: "apple_subscription_statuses")
+        // It lists the subscriber's transactions and token: sealed for them (docs/erasure.md).
+        let document = DocumentStore.insert(answer.body, kind: "apple_subscription_statuses", sealedFor: try await service.documentSeal(for: transactions))
         try await service.recordObservation(evidence, source: "statuses:\(originalTransactionId)", citing: document.statement)
         return document
     }
@@ -129,7 +132,9 @@ public struct Reconciler: Sendable {
             } catch {
                 throw LedgerServiceError(.appleUnavailable, "Apple's notification history (\(app.bundleId), \(environment.rawValue)): \(error)")
             }
-            pages.append(DocumentStore.insert(answer.body, kind: "apple_notification_history"))
+            // A page names many people: it is kept without their signed payloads, each of which
+            // is recorded as its own notification, sealed for its person (docs/erasure.md).
+            pages.append(DocumentStore.insert(NotificationHistoryPage.withoutPayloads(answer.body), kind: "apple_notification_history"))
             summary.pages += 1
             for item in answer.value.notificationHistory {
                 summary.seen += 1

@@ -19,7 +19,7 @@ extension DatabaseOptions {
                 let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: appConninfo, logger: logger)
                 try await runner.catchUp(progress: TerminalProgress.reporter(label: "projections"))
                 TerminalProgress.finish()
-                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: .system)
+                let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: .system).opening(documentsWith: try people(on: pool).subjects)
                 return try await body(reads, pool)
             }
         }

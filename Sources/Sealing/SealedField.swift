@@ -5,4 +5,6 @@ public enum SealedField: String, Sendable, CaseIterable {
     case appAccountToken = "app_account_token"
     /// Free text about the person: a spend's reason, support's reason or note.
     case text
+    /// A document submitted for the person or naming them (`DocumentEnvelope`).
+    case document
 }

@@ -153,7 +153,7 @@ struct DemoCommand: AsyncParsableCommand {
                 print("\nApple's Get Transaction Info for sales seen only in receipts: \(asked.recorded) storefronts recorded\n")
             }
             try await DemoReconciliation.run(
-                simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock))
+                simulator: apple.simulator, service: service, reads: ReadModels(runner: server.runner, timeout: .seconds(30), clock: service.clock).opening(documentsWith: service.people.subjects))
             try await report(conninfo: conninfo, refunded: refunded, clock: service.clock, logger: logger)
             try await withPool(conninfo, logger: logger) { try await webhooks.report(pool: $0, refundedTransaction: refunded) }
             try await DemoFeed.consume(script)

@@ -17,7 +17,8 @@ enum DemoReport {
         try await withPool(conninfo, logger: logger) { pool in
             let runner = ProjectionRunner(store: EventStore(pool: pool, logger: logger), conninfo: conninfo, logger: logger)
             try await runner.catchUp()
-            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: clock)
+            let people = People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil))
+            let reads = ReadModels(runner: runner, timeout: .seconds(30), clock: clock).opening(documentsWith: people.subjects)
             let query = try RevenueQuery(from: "2000-01-01", to: "2099-12-31", groupBy: .day)
             Swift.print("revenue by day (purchase-ledger audit revenue --group-by day):")
             Swift.print(RevenueFormat.table(try await reads.revenue(query)))
@@ -26,7 +27,6 @@ enum DemoReport {
             if let timeline = try await reads.timeline(.transaction, refundedTransaction) {
                 Swift.print("one dispute timeline, bob's refunded pack (purchase-ledger dispute \(refundedTransaction)):")
                 // As `dispute` prints it: the handles the log holds for people opened to their ids.
-                let people = People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil))
                 Swift.print(try await people.open(DisputeStory.text(timeline)))
             }
         }

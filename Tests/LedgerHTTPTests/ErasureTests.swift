@@ -1,3 +1,4 @@
+import AppleSimulator
 import EventStore
 import Foundation
 import Ledger
@@ -94,6 +95,48 @@ import Testing
             let view = try await ledger.get("/v1/users/erin-e")
             #expect((view.json["balances"] as? [String: Any])?["coins"] as? Int == 100)
             #expect(try await ledger.recorded("erin-e").contains(subject) == false)
+        }
+    }
+
+    @Test("what waits or comes after an erasure: a receipt pending at Apple is settled user_erased without asking Apple; a refund Apple sends later is recorded under erased:SUBJECT, its notification sealed, her token nowhere in clear")
+    func afterTheErasure() async throws {
+        try await LedgerHarness.with { ledger in
+            let (order, ads) = try await ledger.orderAndBuy(user: "after-e", product: "com.example.removeads", appleId: "apple-after-e")
+            let token = try #require(order["app_account_token"] as? String)
+            let delivered = try await ledger.post("/v1/transactions", ["user_id": "after-e", "signed_transaction": ads.signedTransaction])
+            #expect(delivered.status == 200 && delivered.outcome == "delivered", "\(delivered.json)")
+            // A receipt of hers waits for an Apple that is down, and she is erased meanwhile.
+            let (_, coins) = try await ledger.orderAndBuy(user: "after-e", product: "com.example.coins100", appleId: "apple-after-e")
+            ledger.simulator.injectFailure(FailureRule(.status(21005), .next(100_000)))
+            #expect(try await ledger.submit(user: "after-e", purchase: coins).status == 202)
+            let handle = try await ledger.recorded("after-e")
+            let erased = try await Self.erase(ledger, "after-e", requestId: "ae-1")
+            #expect(erased.status == 200, "\(erased.json)")
+            let subject = try #require(erased.json["subject"] as? String)
+
+            try await ledger.eventually("the worker settles her pending receipt", within: .seconds(30)) {
+                try await ledger.count("DeliveryRejected") == 1
+            }
+            let rejection = try await ledger.events("DeliveryRejected").compactMap { if case .deliveryRejected(let r) = $0 { r } else { nil } }
+            #expect(rejection.map(\.code) == [.userErased] && rejection.map(\.userId) == [handle])
+            #expect(try await ledger.count("PurchaseDelivered") == 1, "nothing delivered to no one")
+            ledger.simulator.clearFailures()
+
+            // Apple refunds her purchase weeks later: the money moves, under her subject only.
+            _ = try await ledger.simulator.refund(transactionId: ads.transactionId, reason: 1)
+            try await ledger.eventually("the refund is recorded") { try await ledger.count("PurchaseRefunded") == 1 }
+            let refund = try await ledger.events("PurchaseRefunded").compactMap { if case .purchaseRefunded(let r) = $0 { r } else { nil } }
+            #expect(refund.map(\.userId) == [handle])
+            let notification = try #require(try await ledger.events("AppleNotificationReceived").compactMap {
+                if case .appleNotificationReceived(let n) = $0 { n } else { nil }
+            }.first)
+            let stored = try await ledger.pool.withConnection { connection in
+                try connection.query("SELECT content FROM documents WHERE sha256 = decode(\(notification.documentSha256), 'hex')").first?.decode(0, as: [UInt8].self)
+            }
+            #expect(try #require(stored).starts(with: Array("PLSEAL1\(subject)".utf8)), "sealed for her, under a key never kept")
+            #expect(try await ledger.server.service.documents.get(notification.documentSha256) == Array("erased:\(subject)".utf8))
+            #expect(try await SealedPeopleTests.tablesHolding(token, on: ledger.pool) == [])
+            #expect(try await SealedPeopleTests.tablesHolding("after-e", on: ledger.pool) == [])
         }
     }
 

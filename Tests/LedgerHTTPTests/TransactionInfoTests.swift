@@ -74,8 +74,9 @@ struct TransactionInfoTests {
                 #expect(info.currency == purchase.transaction.currency)
                 #expect(info.source == PurchaseService.transactionInfoSource)
                 // The document is Apple's JWS byte for byte: it verifies and says what was recorded.
-                let bytes = try #require(try await service.documents.get(info.documentSha256))
-                #expect(DocumentStore.name(of: bytes) == info.documentSha256)
+                let document = try #require(try await service.documents.document(info.documentSha256))
+                #expect(DocumentStore.name(of: document.bytes) == info.documentSha256)
+                let bytes = document.content
                 let jws = String(decoding: bytes, as: UTF8.self)
                 #expect(jws.split(separator: ".", omittingEmptySubsequences: false).count == 3, "a compact JWS, not Apple's JSON body")
                 let signed = try await service.signedData.verifyTransaction(jws).payload
