@@ -299,7 +299,7 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerConsole", "LedgerHTTP", "Spawning", "Primitives",
+                "Postgres", "EventStore", "AppStore", "AppStoreClient", "AppleSimulator", "Ledger", "LedgerStore", "LedgerProjections", "LedgerQueries", "LedgerService", "LedgerWorkers", "LedgerWebhooks", "LedgerConsole", "LedgerHTTP", "Spawning", "Primitives", "Sealing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

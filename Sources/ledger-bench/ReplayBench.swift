@@ -56,10 +56,19 @@ enum ReplayBench {
                 _ = try await CatalogStore().load(Data(catalog.utf8), bundleId: app, into: log, metadata: RequestMetadata(actor: "bench"))
             }
             head = Int64(apps.count)
+            // As `serve` records on an empty log: sealing begins with its first person.
+            if BenchPeople.sealed {
+                try await log.append(
+                    [LedgerAppend(stream: Streams.erasure, expectation: .noStream, events: [.erasureBegan(ErasureBegan(beganAtMs: 1_767_225_600_000))])],
+                    metadata: RequestMetadata(actor: "bench"))
+                head += 1
+            }
         }
+        let people = BenchPeople(pool: pool)
         var purchase = try await LedgerReads(pool: pool).eventCount(ofType: "OrderCreated")
         while head < events {
-            let batch = (0..<1_000).flatMap { offset in appends(for: purchase + Int64(offset), countries: countries) }
+            try await people.meet((purchase..<(purchase + 1_000)).map { $0 % users })
+            let batch = (0..<1_000).flatMap { offset in appends(for: purchase + Int64(offset), countries: countries, people: people) }
             purchase += 1_000
             head += Int64(try await pool.withTransaction { try log.copyAppend(batch, metadata: RequestMetadata(actor: "bench"), on: $0) })
         }
@@ -84,8 +93,8 @@ enum ReplayBench {
 
     /// One purchase's events as the live flow records them; every sixth is a monthly plan with
     /// two renewals, every 25th removes ads, every 40th is refunded.
-    static func appends(for n: Int64, countries: Bool = false) -> [LedgerAppend] {
-        let user = "user-\(n % ReplayBench.users)", tx = String(2_000_000_000_000 + n * 4), order = "order-\(n)", submission = "sub-\(n)"
+    static func appends(for n: Int64, countries: Bool = false, people: BenchPeople? = nil) -> [LedgerAppend] {
+        let user = people?.recorded(n % users) ?? BenchPeople.id(n % users), tx = String(2_000_000_000_000 + n * 4), order = "order-\(n)", submission = "sub-\(n)"
         let product = n % 6 == 0 ? "com.example.pro.monthly" : (n % 25 == 0 ? "com.example.removeads" : "com.example.coins100")
         let kind: ProductKind = n % 6 == 0 ? .autoRenewable : (n % 25 == 0 ? .nonConsumable : .consumable)
         let at: Int64 = 1_767_225_600_000 + n * 60_000
@@ -102,7 +111,7 @@ enum ReplayBench {
         var appends = [
             LedgerAppend(stream: Streams.order(order), expectation: .noStream, events: [
                 .orderCreated(OrderCreated(
-                    orderId: order, userId: user, productId: product, quantity: 1, appAccountToken: UUID().uuidString.lowercased(),
+                    orderId: order, userId: user, productId: product, quantity: 1, appAccountToken: people?.token(for: n % users) ?? UUID().uuidString.lowercased(),
                     createdAtMs: at - 5_000, bundleId: app)),
                 .orderFulfilled(OrderFulfilled(orderId: order, transactionId: tx)),
             ]),
@@ -234,9 +243,11 @@ enum ReplayBench {
         var latencies: [Double] = [], byUser: [Double] = [], byTransaction: [Double] = [], userRows: [Double] = []
         for index in 0..<count {
             let n = Int64.random(in: 0..<purchases, using: &generator)
+            // A person is read under what the log records for them, as the API reads them.
+            let user = index % 4 == 3 ? try await BenchPeople.recorded(n % users, on: pool) : ""
             let started = ContinuousClock.now
             let view = index % 4 == 3
-                ? try await reads.timeline(.user, "user-\(n % ReplayBench.users)")
+                ? try await reads.timeline(.user, user)
                 : try await reads.timeline(.transaction, String(2_000_000_000_000 + n * 4))
             let elapsed = (ContinuousClock.now - started).seconds * 1_000
             latencies.append(elapsed)
@@ -247,7 +258,7 @@ enum ReplayBench {
                 // from pages the floor brought in): the same rows fetched by the same SQL on one
                 // connection, nothing decoded, hashed or shaped.
                 let started = ContinuousClock.now
-                let rows = try await pool.withConnection { try LedgerReads.timelineEvents(of: "user:user-\(n % ReplayBench.users)", on: $0) }
+                let rows = try await pool.withConnection { try LedgerReads.timelineEvents(of: "user:\(user)", on: $0) }
                 userRows.append((ContinuousClock.now - started).seconds * 1_000)
                 guard !rows.isEmpty else { throw BenchError("no rows for user \(n % ReplayBench.users)") }
             }
