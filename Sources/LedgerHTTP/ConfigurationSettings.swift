@@ -61,6 +61,7 @@ public struct ConfigurationSetting: Sendable, Hashable {
         .init("LEDGER_DIGEST_INTERVAL", "3600"),
         .init("LEDGER_DIGEST_FILE", "unset: digests go to the database and the webhooks only"),
         .init("LEDGER_KEY_ENCRYPTION_KEY", "unset: the people's keys are kept in the database as they are"),
+        .init("LEDGER_ERASURE_JOURNAL", "unset: erasures are kept in the database only"),
     ]
 
     /// `value` as `config check` may print it.

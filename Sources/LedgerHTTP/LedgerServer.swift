@@ -172,6 +172,15 @@ public struct LedgerServer: Sendable {
             if beginsTheLog, try await service.beginErasure(metadata: RequestMetadata(actor: "serve")) != nil {
                 logger.info("people are sealed from the log's start (ErasureBegan recorded)")
             }
+            // Erasures a restore undid are done again before anyone is served.
+            if let journal = configuration.ledger.erasureJournal {
+                let done = try await service.reapply(journal, metadata: RequestMetadata(actor: "serve:erasure-journal"))
+                if done.keysDestroyed > 0 || done.recorded > 0 {
+                    logger.warning("erasures a restore had undone were applied again from LEDGER_ERASURE_JOURNAL", metadata: [
+                        "listed": "\(done.listed)", "keys_destroyed": "\(done.keysDestroyed)", "recorded_again": "\(done.recorded)",
+                    ])
+                }
+            }
         } catch {
             await pool.close()
             try? await httpClient.shutdown()

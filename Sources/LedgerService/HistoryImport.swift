@@ -12,6 +12,9 @@ import Primitives
 /// batches. Each line becomes a submission named after the line's sha256, so a line imported
 /// once is skipped after: running the import again appends nothing. A bad line is reported by
 /// number and nothing of it is kept; the others go in.
+///
+/// Its people are recorded as the API records them (docs/erasure.md): a line's user id as their
+/// handle, its tokens as theirs, and the line itself sealed for them.
 public struct HistoryImport: Sendable {
     public struct LineError: Sendable, Hashable {
         public var line: Int
@@ -35,8 +38,10 @@ public struct HistoryImport: Sendable {
     let clock: WallClock
     let logger: Logger
     let batchLines: Int
+    let people: People
 
     public init(pool: ConnectionPool, configuration: LedgerConfiguration, batchLines: Int = 200, clock: WallClock, logger: Logger) {
+        self.people = People(subjects: SubjectStore(pool: pool, keyEncryptionKey: configuration.keyEncryptionKey))
         self.pool = pool
         self.configuration = configuration
         self.batchLines = batchLines
@@ -46,6 +51,13 @@ public struct HistoryImport: Sendable {
 
     /// Imports every line of `file`; `progress` gets (lines done, lines in the file).
     public func run(file: URL, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> Summary {
+        // Each person's subject and key read once for the run, not once per line.
+        try await People.$sealedInThisRequest.withValue(People.SealedNames()) {
+            try await importing(file: file, progress: progress)
+        }
+    }
+
+    private func importing(file: URL, progress: (@Sendable (Int64, Int64) -> Void)?) async throws -> Summary {
         let data = try Data(contentsOf: file, options: .mappedIfSafe)
         var lines: [Range<Data.Index>] = []
         var start = data.startIndex
@@ -116,10 +128,10 @@ public struct HistoryImport: Sendable {
         case conflicts
     }
 
-    /// A decided line: its document and appends.
+    /// A decided line: the statement storing its document, and its appends.
     struct LineWork {
         var number: Int
-        var document: [UInt8]
+        var document: SQL
         var appends: [LedgerAppend]
     }
 
@@ -137,25 +149,32 @@ public struct HistoryImport: Sendable {
     private func decide(
         _ line: ImportLine, bytes: [UInt8], name: String, number: Int, reads: LedgerReads, pending: Batch
     ) async throws -> Decided {
-        let submission = Submission(submissionId: Self.submissionId(name: name), userId: line.userId, transactionId: line.transactionId)
+        // The submission keeps the plain line's name, so a line is known again however it is
+        // sealed; the document is stored, and cited, as sealed for its person.
+        let (user, evidence, document) = try await mappingDatabaseErrors {
+            let user = try await people.handle(forUser: line.userId)
+            let document = DocumentStore.insert(bytes, kind: "import_line", sealedFor: try await people.documentSeal(forUser: user))
+            return (user, try await people.recordingTokens(of: line.evidence), document)
+        }
+        let submission = Submission(submissionId: Self.submissionId(name: name), userId: user, transactionId: line.transactionId)
         let context = try await mappingDatabaseErrors {
             try await reads.context(
-                for: line.evidence, userId: line.userId, orderId: nil,
+                for: evidence, userId: user, orderId: nil,
                 bundleId: line.evidence.bundleId.flatMap { configuration.apps.app($0)?.bundleId } ?? configuration.bundleId,
                 transferPolicy: configuration.transferPolicy)
         }
-        let decision = PurchaseDecider.decide(submission, evidence: line.evidence, context: context)
+        let decision = PurchaseDecider.decide(submission, evidence: evidence, context: context)
         if case .rejected(let code, let message) = decision.outcome {
             throw LedgerServiceError(.invalidRequest, "\(code.rawValue): \(message)")
         }
         let submitted = ReceiptSubmitted(
-            submissionId: submission.submissionId, userId: line.userId, orderId: nil, transactionId: nil, kind: .imported,
-            documentSha256: name, submittedAtMs: clock())
+            submissionId: submission.submissionId, userId: user, orderId: nil, transactionId: nil, kind: .imported,
+            documentSha256: document.name, submittedAtMs: clock())
         let appends = decision.appends(for: submission, expecting: .noStream, after: [.receiptSubmitted(submitted)])
         // Streams appended with `.any` (a subscription's observations) may repeat across lines.
         let claimed = appends.filter { $0.expectation != .any }.map(\.stream)
         if claimed.contains(where: pending.streams.contains) { return .conflicts }
-        return .append(LineWork(number: number, document: bytes, appends: appends))
+        return .append(LineWork(number: number, document: document.statement, appends: appends))
     }
 
     /// Stores the batch's documents and COPYs its events in one transaction. When the COPY
@@ -184,7 +203,7 @@ public struct HistoryImport: Sendable {
     private func write(_ lines: [LineWork], log: LedgerLog) async throws -> Int {
         let metadata = RequestMetadata(actor: "import")
         return try await pool.withTransaction { connection in
-            _ = try connection.pipeline(lines.map { DocumentStore.insert($0.document, kind: "import_line").statement })
+            _ = try connection.pipeline(lines.map(\.document))
             return try log.copyAppend(lines.flatMap(\.appends), metadata: metadata, on: connection)
         }
     }

@@ -43,6 +43,9 @@ public struct LedgerConfiguration: Sendable {
     /// `LEDGER_KEY_ENCRYPTION_KEY`: the people's keys are stored wrapped under it, so a dump of
     /// the database alone reads no one (docs/erasure.md); nil: stored as they are.
     public var keyEncryptionKey: KeyEncryptionKey?
+    /// `LEDGER_ERASURE_JOURNAL`: every erasure is also written to this file outside the database,
+    /// so one a restore undoes is done again (`ErasureJournal`); nil: none is kept.
+    public var erasureJournal: ErasureJournal?
 
     /// One app, with nothing but its bundle id and secret (tests, benches).
     public init(
@@ -108,6 +111,18 @@ public struct LedgerConfiguration: Sendable {
         case let other: throw LedgerServiceError(.invalidConfiguration, "LEDGER_FINISH_TRANSACTIONS is 1 or unset, not \(other)")
         }
         keyEncryptionKey = try Self.keyEncryptionKey(environment: environment)
+        erasureJournal = try Self.erasureJournal(environment: environment)
+    }
+
+    /// `LEDGER_ERASURE_JOURNAL`'s journal; nil when unset or empty. Refused at start when it
+    /// cannot be written, not at the first erasure.
+    public static func erasureJournal(environment: [String: String]) throws(LedgerServiceError) -> ErasureJournal? {
+        guard let path = environment["LEDGER_ERASURE_JOURNAL"], !path.isEmpty else { return nil }
+        let journal = ErasureJournal(path: path)
+        guard journal.isWritable else {
+            throw LedgerServiceError(.invalidConfiguration, "LEDGER_ERASURE_JOURNAL \(path) cannot be written (a file this user may append to, in a folder that exists)")
+        }
+        return journal
     }
 
     /// `LEDGER_KEY_ENCRYPTION_KEY`'s key; nil when unset or empty.

@@ -61,9 +61,51 @@ extension PurchaseService {
             }
         }
         // After the event, so an erasure is never done unrecorded; again on a retry, so one that
-        // stopped between the two finishes.
+        // stopped between the two finishes. The journal first: a key destroyed is a promise a
+        // restore must not undo silently.
         guard let subject = SubjectID(erased.subject) else { throw LedgerServiceError(.invalidRequest, "subject \(erased.subject) is not one") }
+        try configuration.erasureJournal?.append(ErasureJournal.Entry(subject: subject.rawValue, erasedAtMs: erased.erasedAtMs, requestId: requestId))
         _ = try await mappingDatabaseErrors { try await people.subjects.erase(subject) }
         return erased
+    }
+
+    /// What re-applying an erasure journal did.
+    public struct ReappliedErasures: Sendable, Hashable {
+        /// Erasures the journal lists.
+        public var listed = 0
+        /// Keys found and destroyed: the database had been restored to before their erasure.
+        public var keysDestroyed = 0
+        /// `UserErased` recorded again, the log having lost it with the restore.
+        public var recorded = 0
+
+        public init() {}
+    }
+
+    /// Does again every erasure `journal` lists that the database no longer shows: the key of
+    /// each listed subject is destroyed, and a `UserErased` is recorded for one the log lacks
+    /// (told as `user.erased` again), dated as the journal says. Idempotent: on a database that
+    /// lost nothing it changes nothing.
+    public func reapply(_ journal: ErasureJournal, metadata: RequestMetadata) async throws -> ReappliedErasures {
+        var done = ReappliedErasures()
+        for entry in try journal.entries() {
+            guard let subject = SubjectID(entry.subject) else { continue }
+            done.listed += 1
+            try await mappingDatabaseErrors {
+                let stream = Streams.erasure(subject: subject.rawValue)
+                if try await log.read(stream: stream).isEmpty {
+                    let event = UserErased(
+                        subject: subject.rawValue, reason: "re-applied from the erasure journal: the database was restored to before this erasure",
+                        erasedAtMs: entry.erasedAtMs)
+                    do {
+                        _ = try await log.append([LedgerAppend(stream: stream, expectation: .noStream, events: [.userErased(event)])], metadata: metadata)
+                        done.recorded += 1
+                    } catch EventStoreError.Code.wrongExpectedVersion {
+                        // Another server re-applied it first.
+                    }
+                }
+                if try await people.subjects.erase(subject) { done.keysDestroyed += 1 }
+            }
+        }
+        return done
     }
 }

@@ -10,6 +10,13 @@ extension PurchaseService {
     /// flow, for abandoned submissions and pending ones alike. Nil when it cannot go on: an
     /// import (decided in its own COPY), or a proof missing from documents (logged).
     public func resume(_ submitted: ReceiptSubmitted, attempt: Int, at version: Int64, metadata: RequestMetadata) async throws -> SubmissionOutcome? {
+        // As a request does: the person's key read once for the proof, Apple's answers and the decision.
+        try await People.$sealedInThisRequest.withValue(People.sealedInThisRequest ?? People.SealedNames()) {
+            try await resuming(submitted, attempt: attempt, at: version, metadata: metadata)
+        }
+    }
+
+    private func resuming(_ submitted: ReceiptSubmitted, attempt: Int, at version: Int64, metadata: RequestMetadata) async throws -> SubmissionOutcome? {
         let id = submitted.submissionId
         guard submitted.kind != .imported else {
             logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])

@@ -12,7 +12,7 @@ extension People {
     public func issueToken(forUser user: String) async throws -> String {
         let token = UUID().uuidString.lowercased()
         guard let subject = Handle.subject(of: user) else { return token }
-        guard let key = try await subjects.key(of: subject) else { throw SubjectStoreError.damagedKey(subject.rawValue) }
+        guard let key = try await key(of: subject) else { throw SubjectStoreError.damagedKey(subject.rawValue) }
         // Bound before the order is recorded: a token bound for an order that never commits
         // names no one and is never handed out.
         try await subjects.bind(token: token, to: subject)
@@ -27,6 +27,7 @@ extension People {
     /// issued it to a subject (one recorded in clear before erasure came, or one the app made).
     public func recordedTokens(_ tokens: Set<String>) async throws -> [String: String] {
         let known = try await subjects.subjects(forTokens: tokens)
+        for (subject, key) in known.values { if let key { Self.sealedInThisRequest?.remember(key, of: subject) } }
         return Dictionary(uniqueKeysWithValues: tokens.map { token in
             guard let (subject, key) = known[token] else { return (token, token) }
             guard let key else { return (token, Handle.erased(subject)) }
@@ -84,6 +85,6 @@ extension People {
     /// is recorded, and reads `erased:SUBJECT` from the start.
     private func documentSeal(for named: [SubjectID]) async throws -> DocumentSeal? {
         guard let subject = named.first else { return nil }
-        return DocumentSeal(subject: subject, key: try await subjects.key(of: subject) ?? SubjectKey.random())
+        return DocumentSeal(subject: subject, key: try await key(of: subject) ?? SubjectKey.random())
     }
 }

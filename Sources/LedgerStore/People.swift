@@ -34,16 +34,32 @@ public final class People: Sendable {
         return on
     }
 
-    /// The handles one request has already sealed, with the ids they hold: its answer names
-    /// the person who sent it, and opening those takes no key from the database (`names(for:)`).
-    /// Set for a request's duration by the HTTP layer.
+    /// The handles one request has already sealed, with the ids they hold, and the keys it has
+    /// read: its answer names the person who sent it, and opening those takes no key from the
+    /// database (`names(for:)`); a receipt's proof and Apple's answers are sealed under the key
+    /// its person was found with, not one read again for each. Set for a request's duration by
+    /// the HTTP layer; a key read in one request is never kept past it, so an erasure made
+    /// elsewhere holds for the next request.
     @TaskLocal public static var sealedInThisRequest: SealedNames?
 
     public final class SealedNames: Sendable {
         let names = Mutex<[String: String]>([:])
+        let keys = Mutex<[SubjectID: SubjectKey]>([:])
+        /// User id → what the log records for it, as found in this request.
+        let users = Mutex<[String: String]>([:])
         public init() {}
         func add(_ handle: String, _ userId: String) { names.withLock { $0[handle] = userId } }
         func name(of handle: String) -> String? { names.withLock { $0[handle] } }
+        func remember(_ key: SubjectKey, of subject: SubjectID) { keys.withLock { $0[subject] = key } }
+        func key(of subject: SubjectID) -> SubjectKey? { keys.withLock { $0[subject] } }
+    }
+
+    /// The key of `subject`: the one this request read already, else the store's (nil once erased).
+    public func key(of subject: SubjectID) async throws -> SubjectKey? {
+        if let known = Self.sealedInThisRequest?.key(of: subject) { return known }
+        let key = try await subjects.key(of: subject)
+        if let key { Self.sealedInThisRequest?.remember(key, of: subject) }
+        return key
     }
 
     /// What the log records for `userId` from now on: its subject's handle, a new subject's when
@@ -53,13 +69,19 @@ public final class People: Sendable {
     /// recorded before this release").
     public func handle(forUser userId: String) async throws -> String {
         guard try await sealingBegan() else { return userId }
+        if let found = Self.sealedInThisRequest?.users.withLock({ $0[userId] }) { return found }
         if let known = try await knownHandle(forUser: userId) { return known }
-        if try await recordedInClear(userId) { return userId }
+        if try await recordedInClear(userId) {
+            Self.sealedInThisRequest?.users.withLock { $0[userId] = userId }
+            return userId
+        }
         guard let (subject, key) = try await subjects.subject(forUser: userId, creating: true) else {
             throw SubjectStoreError.damagedKey("a subject just made")
         }
+        Self.sealedInThisRequest?.remember(key, of: subject)
         let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
         Self.sealedInThisRequest?.add(handle, userId)
+        Self.sealedInThisRequest?.users.withLock { $0[userId] = handle }
         return handle
     }
 
@@ -80,7 +102,7 @@ public final class People: Sendable {
     /// handle of its own, so erasing them erases it; as it is for a person recorded in clear.
     public func seal(text: String, aboutPersonOf handle: String) async throws -> String {
         guard let subject = Handle.subject(of: handle) else { return text }
-        guard let key = try await subjects.key(of: subject) else {
+        guard let key = try await key(of: subject) else {
             throw SubjectStoreError.damagedKey(subject.rawValue)
         }
         let sealed = Handle.seal(text, field: .text, subject: subject, key: key)
@@ -97,8 +119,10 @@ public final class People: Sendable {
             return userId
         }
         guard let (subject, key) = try await subjects.subject(forUser: userId, creating: false) else { return nil }
+        Self.sealedInThisRequest?.remember(key, of: subject)
         let handle = Handle.seal(userId, field: .userId, subject: subject, key: key)
         Self.sealedInThisRequest?.add(handle, userId)
+        Self.sealedInThisRequest?.users.withLock { $0[userId] = handle }
         return handle
     }
 
@@ -116,7 +140,12 @@ public final class People: Sendable {
             }
         }
         guard !sealed.isEmpty else { return names }
-        let keys = try await subjects.keys(of: Set(sealed.map(\.1)))
+        var keys: [SubjectID: SubjectKey] = [:]
+        var unknown: Set<SubjectID> = []
+        for (_, subject) in sealed {
+            if let known = Self.sealedInThisRequest?.key(of: subject) { keys[subject] = known } else { unknown.insert(subject) }
+        }
+        if !unknown.isEmpty { keys.merge(try await subjects.keys(of: unknown)) { known, _ in known } }
         for (handle, subject) in sealed {
             guard let key = keys[subject] else {
                 names[handle] = Handle.erased(subject)

@@ -6,6 +6,7 @@ import LedgerService
 import LedgerStore
 import LedgerWebhooks
 import Postgres
+import Sealing
 import Spawning
 import TestSupport
 import Testing
@@ -137,6 +138,62 @@ import Testing
             #expect(try await ledger.server.service.documents.get(notification.documentSha256) == Array("erased:\(subject)".utf8))
             #expect(try await SealedPeopleTests.tablesHolding(token, on: ledger.pool) == [])
             #expect(try await SealedPeopleTests.tablesHolding("after-e", on: ledger.pool) == [])
+        }
+    }
+
+    @Test("each erasure is written to LEDGER_ERASURE_JOURNAL (subject, time, request id; never the id); a database back to before an erasure (the key there, no UserErased) is erased again by serve at start and by `erasure reapply`, once")
+    func journalOutlivesARestore() async throws {
+        try await TemporaryFolder.with("erasure-journal") { folder in
+            let journal = folder.appendingPathComponent("erasures.jsonl").path
+            try await TestDatabase.withSchema { conninfo, _ in
+                let (first, second): (String, String) = try await LedgerHarness.with(database: conninfo, erasureJournal: journal) { ledger in
+                    for user in ["jo-erased", "jo-restored", "jo-restored-2"] {
+                        let (_, coins) = try await ledger.orderAndBuy(user: user, product: "com.example.coins100", appleId: "apple-\(user)")
+                        #expect(try await ledger.submit(user: user, purchase: coins).outcome == "delivered")
+                    }
+                    let erased = try await Self.erase(ledger, "jo-erased", requestId: "j-1")
+                    #expect(erased.status == 200, "\(erased.json)")
+                    let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
+                    let subject = try #require(erased.json["subject"] as? String)
+                    #expect(lines.count == 1 && lines[0].contains(subject) && lines[0].contains("j-1") && !lines[0].contains("jo-erased"), "\(lines)")
+                    return (
+                        try #require(Handle.subject(of: try await ledger.recorded("jo-restored"))).rawValue,
+                        try #require(Handle.subject(of: try await ledger.recorded("jo-restored-2"))).rawValue)
+                }
+                // A restore to before an erasure looks exactly so: the person's key is back and
+                // the log lacks its UserErased, while the journal, outside the database, kept it.
+                func journalize(_ subject: String, _ request: String) throws {
+                    let handle = try #require(FileHandle(forWritingAtPath: journal))
+                    try handle.seekToEnd()
+                    try handle.write(contentsOf: Data(#"{"subject":"\#(subject)","erased_at_ms":1767225600000,"request_id":"\#(request)"}"#.utf8 + [0x0A]))
+                    try handle.close()
+                }
+                try journalize(first, "j-2")
+                try await LedgerHarness.with(database: conninfo, erasureJournal: journal) { ledger in
+                    // serve applied its journal before serving.
+                    #expect(try await ledger.get("/v1/users/jo-restored").status == 404)
+                    #expect(try await ledger.get("/v1/users/jo-restored-2").status == 200)
+                    #expect(try await ledger.count("UserErased") == 2)
+                    try await ledger.eventually("the erasure done again is told") {
+                        try await WebhookFlowTests.feed(ledger).contains {
+                            $0["type"] as? String == "user.erased" && ($0["data"] as? [String: Any])?["subject"] as? String == first
+                        }
+                    }
+
+                    // Another server's journal, applied by hand; then again, which changes nothing.
+                    try journalize(second, "j-3")
+                    let environment = ["DATABASE_URL": ledger.conninfo, "APPLE_BUNDLE_ID": LedgerHarness.bundleId]
+                    let run = try await LedgerProcess.run(["erasure", "reapply", journal], environment: environment)
+                    #expect(run.exit == ProcessExit(status: 0, signaled: false), "\(run.output)")
+                    #expect(run.output.contains("erasures listed: 3; keys destroyed again: 1; UserErased recorded again: 1"), "\(run.output)")
+                    #expect(try await ledger.get("/v1/users/jo-restored-2").status == 404)
+                    let again = try await LedgerProcess.run(["erasure", "reapply", journal], environment: environment)
+                    #expect(again.output.contains("erasures listed: 3; keys destroyed again: 0; UserErased recorded again: 0"), "\(again.output)")
+                    #expect(try await ledger.count("UserErased") == 3)
+                    let verify = try await LedgerProcess.run(["verify"], environment: ["DATABASE_URL": ledger.conninfo])
+                    #expect(verify.exit == ProcessExit(status: 0, signaled: false), "\(verify.output)")
+                }
+            }
         }
     }
 

@@ -70,7 +70,7 @@ struct LedgerHarness: Sendable {
         askConnect: Bool = false, pricePointInterval: Duration? = nil, taxChanges: [TaxChange] = [],
         webhooks: [WebhookEndpoint] = [], webhookSecret: String = LedgerHarness.webhookSecret,
         webhookDelivery: WebhookDeliverer.Settings = WebhookDeliverer.Settings(), finishTransactions: Bool = false,
-        digests: DigestPublisher.Settings? = nil, apps: LedgerApps? = nil, extraTokens: String = "",
+        digests: DigestPublisher.Settings? = nil, apps: LedgerApps? = nil, extraTokens: String = "", erasureJournal: String? = nil,
         _ body: (LedgerHarness) async throws -> T
     ) async throws -> T {
         let logger = logger ?? {
@@ -84,7 +84,8 @@ struct LedgerHarness: Sendable {
             secureCookies: secureCookies, readDatabase: readDatabase, clock: clock, appleStart: appleStart,
             machineFollowsSimulator: machineFollowsSimulator, transactionInfoInterval: transactionInfoInterval, askConnect: askConnect,
             pricePointInterval: pricePointInterval, taxChanges: taxChanges, webhooks: webhooks, webhookSecret: webhookSecret,
-            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests, apps: apps, extraTokens: extraTokens)
+            webhookDelivery: webhookDelivery, finishTransactions: finishTransactions, digests: digests, apps: apps, extraTokens: extraTokens,
+            erasureJournal: erasureJournal)
         guard let database else {
             return try await TestDatabase.withSchema { conninfo, pool in try await run(settings, conninfo: conninfo, pool: pool, body) }
         }
@@ -156,6 +157,8 @@ struct LedgerHarness: Sendable {
         var apps: LedgerApps? = nil
         /// More `LEDGER_API_TOKENS` items (tokens limited to an app), after the three above.
         var extraTokens = ""
+        /// `LEDGER_ERASURE_JOURNAL`.
+        var erasureJournal: String? = nil
     }
 
     /// The tests' `LEDGER_WEBHOOK_SECRET`: 32 bytes.
@@ -217,6 +220,7 @@ struct LedgerHarness: Sendable {
         }
         configuration.ledger.pricePointInterval = settings.pricePointInterval
         configuration.ledger.finishTransactions = settings.finishTransactions
+        configuration.ledger.erasureJournal = settings.erasureJournal.map(ErasureJournal.init(path:))
         configuration.ledger.finishInterval = .milliseconds(50)
         // Digests only where a test asks: a published one is a webhook message of its own.
         configuration.digests = settings.digests
