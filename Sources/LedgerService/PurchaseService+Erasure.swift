@@ -65,6 +65,7 @@ extension PurchaseService {
         // restore must not undo silently.
         guard let subject = SubjectID(erased.subject) else { throw LedgerServiceError(.invalidRequest, "subject \(erased.subject) is not one") }
         try configuration.erasureJournal?.append(ErasureJournal.Entry(subject: subject.rawValue, erasedAtMs: erased.erasedAtMs, requestId: requestId))
+        people.forgetTokens(of: subject)
         _ = try await mappingDatabaseErrors { try await people.subjects.erase(subject) }
         return erased
     }

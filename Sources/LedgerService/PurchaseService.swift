@@ -84,12 +84,14 @@ public final class PurchaseService: Sendable {
                 guard catalog[productId] != nil else {
                     throw LedgerServiceError(.unknownProduct, "product \(productId) is not in the catalog of \(app)")
                 }
+                let token = try await people.issueToken(forUser: userId)
                 let order = OrderCreated(
                     orderId: UUID().uuidString.lowercased(), userId: userId, productId: productId, quantity: quantity,
-                    appAccountToken: try await people.issueToken(forUser: userId), createdAtMs: clock(), bundleId: app)
+                    appAccountToken: token.recorded, createdAtMs: clock(), bundleId: app)
+                // The token is bound to its person in the order's own transaction.
                 try await log.append(
                     [LedgerAppend(stream: Streams.order(order.orderId), expectation: .noStream, events: [.orderCreated(order)])],
-                    metadata: metadata, idempotencyKey: idempotencyKey?.stored)
+                    metadata: metadata, alongside: token.binding.map { [$0] } ?? [], idempotencyKey: idempotencyKey?.stored)
                 return order
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import Ledger
 import Sealing
 
@@ -8,17 +9,17 @@ import Sealing
 /// on it. Once the person is erased, their token reads `erased:SUBJECT`.
 extension People {
     /// A new app account token for an order of `user` (what the log records for them): its
-    /// handle under their key, bound to their subject; as it is for a person recorded in clear.
-    public func issueToken(forUser user: String) async throws -> String {
+    /// handle under their key, and the statement binding it to their subject, to run in the
+    /// order's own append; as it is, and nothing to bind, for a person recorded in clear.
+    public func issueToken(forUser user: String) async throws -> (recorded: String, binding: SQL?) {
         let token = UUID().uuidString.lowercased()
-        guard let subject = Handle.subject(of: user) else { return token }
+        guard let subject = Handle.subject(of: user) else { return (token, nil) }
         guard let key = try await key(of: subject) else { throw SubjectStoreError.damagedKey(subject.rawValue) }
-        // Bound before the order is recorded: a token bound for an order that never commits
-        // names no one and is never handed out.
-        try await subjects.bind(token: token, to: subject)
+        let binding = try await subjects.binding(token: token, to: subject)
         let handle = Handle.seal(token, field: .appAccountToken, subject: subject, key: key)
         Self.sealedInThisRequest?.add(handle, token)
-        return handle
+        remember(handle, ofTokenLookup: try await subjects.lookupKey().token(token))
+        return (handle, binding)
     }
 
     /// What the log records for each of `tokens` (lower-case UUIDs, as Apple's transactions and
@@ -26,13 +27,28 @@ extension People {
     /// `erased:SUBJECT` once that person is erased, and the token itself when the ledger never
     /// issued it to a subject (one recorded in clear before erasure came, or one the app made).
     public func recordedTokens(_ tokens: Set<String>) async throws -> [String: String] {
-        let known = try await subjects.subjects(forTokens: tokens)
-        for (subject, key) in known.values { if let key { Self.sealedInThisRequest?.remember(key, of: subject) } }
-        return Dictionary(uniqueKeysWithValues: tokens.map { token in
-            guard let (subject, key) = known[token] else { return (token, token) }
-            guard let key else { return (token, Handle.erased(subject)) }
-            return (token, Handle.seal(token, field: .appAccountToken, subject: subject, key: key))
-        })
+        guard !tokens.isEmpty else { return [:] }
+        let index = try await subjects.lookupKey()
+        var recorded: [String: String] = [:]
+        for token in tokens { recorded[token] = recordedToken(ofLookup: index.token(token)) }
+        let unknown = tokens.filter { recorded[$0] == nil }
+        guard !unknown.isEmpty else { return recorded }
+        let known = try await subjects.subjects(forTokens: Set(unknown))
+        for token in unknown {
+            guard let (subject, key) = known[token] else {
+                recorded[token] = token
+                continue
+            }
+            guard let key else {
+                recorded[token] = Handle.erased(subject)
+                continue
+            }
+            Self.sealedInThisRequest?.remember(key, of: subject)
+            let handle = Handle.seal(token, field: .appAccountToken, subject: subject, key: key)
+            remember(handle, ofTokenLookup: index.token(token))
+            recorded[token] = handle
+        }
+        return recorded
     }
 
     /// `evidence` with each transaction's app account token as the log records it

@@ -15,6 +15,31 @@ public final class People: Sendable {
     private let sealing = Mutex<(on: Bool, checked: ContinuousClock.Instant?)>((false, nil))
     static let sealingRecheck: Duration = .seconds(5)
 
+    /// The handles of tokens this server issued or met, by the tokens' keyed look-ups: the
+    /// receipt that follows an order names its token, and finds its handle without a query.
+    /// Safe to keep across requests, unlike a key or an opened value: a handle reads nothing
+    /// without its key, and no token is kept in clear. Dropped for a subject this server erases;
+    /// one erased elsewhere keeps recording its (unreadable) handle instead of `erased:SUBJECT`.
+    private let tokenHandles = Mutex<[[UInt8]: String]>([:])
+    static let tokenHandlesKept = 20_000
+
+    func recordedToken(ofLookup lookup: [UInt8]) -> String? {
+        tokenHandles.withLock { $0[lookup] }
+    }
+
+    func remember(_ handle: String, ofTokenLookup lookup: [UInt8]) {
+        tokenHandles.withLock { handles in
+            // Bounded: once full it starts again, as a cache that only saves queries may.
+            if handles.count >= Self.tokenHandlesKept { handles.removeAll(keepingCapacity: true) }
+            handles[lookup] = handle
+        }
+    }
+
+    /// Forgets the handles of `subject`'s tokens: it is being erased here.
+    public func forgetTokens(of subject: SubjectID) {
+        tokenHandles.withLock { handles in handles = handles.filter { Handle.subject(of: $0.value) != subject } }
+    }
+
     public init(subjects: SubjectStore) {
         self.subjects = subjects
     }

@@ -85,13 +85,18 @@ public final class SubjectStore: Sendable {
 
     /// Records that `token` was issued to `subject`, so Apple's transactions naming it find them.
     public func bind(token: String, to subject: SubjectID) async throws {
+        let statement = try await binding(token: token, to: subject)
+        try await pool.withConnection { connection in _ = try connection.execute(statement) }
+    }
+
+    /// The statement `bind(token:to:)` runs, for a transaction of the caller's: an order's token
+    /// is bound in the order's own append, at no round trip of its own.
+    public func binding(token: String, to subject: SubjectID) async throws -> SQL {
         let lookup = try await lookupKey().token(token)
-        try await pool.withConnection { connection in
-            try connection.execute("""
-                INSERT INTO subject_tokens (lookup, subject) VALUES (\(lookup), \(subject.rawValue))
-                ON CONFLICT (lookup) DO NOTHING
-                """)
-        }
+        return .prepared("""
+            INSERT INTO subject_tokens (lookup, subject) VALUES (\(lookup), \(subject.rawValue))
+            ON CONFLICT (lookup) DO NOTHING
+            """)
     }
 
     /// The subjects `tokens` were issued to, in one query, each with its key, or nil for a

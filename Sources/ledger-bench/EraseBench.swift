@@ -33,7 +33,7 @@ enum EraseBench {
                         userId: handle, productId: "com.example.coins100", quantity: 1, metadata: RequestMetadata(actor: "bench"))
                     let purchase = try await apple.simulator.purchase(
                         appleId: "apple-erase-\(person)-\(index)", productId: "com.example.coins100", environment: .production,
-                        appAccountToken: UUID(uuidString: order.appAccountToken), bundleId: "com.example.app")
+                        appAccountToken: UUID(uuidString: try await server.service.people.plaintext(of: order.appAccountToken) ?? ""), bundleId: "com.example.app")
                     try await FlowBench.submit((user, purchase.receiptData, purchase.transactionId), to: server.baseURL, client: client)
                     index += 1
                 }

@@ -82,12 +82,13 @@ enum FlowBench {
                         let user = "user-\(index)"
                         let app = apps[index % apps.count]
                         // As the API records it (docs/erasure.md), so the receipts take the path
-                        // of a person sealed from the start.
+                        // of a person sealed from the start; the token the app is given opened,
+                        // as the API's answer opens it.
                         let order = try await server.service.createOrder(
                             userId: try await server.service.people.handle(forUser: user), productId: "com.example.coins100", quantity: 1, bundleId: app, metadata: RequestMetadata(actor: "bench"))
                         let purchase = try await simulator.purchase(
                             appleId: "apple-\(index)", productId: "com.example.coins100", environment: .production,
-                            appAccountToken: UUID(uuidString: order.appAccountToken), bundleId: app)
+                            appAccountToken: UUID(uuidString: try await server.service.people.plaintext(of: order.appAccountToken) ?? ""), bundleId: app)
                         made.append((user, purchase.receiptData, purchase.transactionId))
                     }
                     return made

@@ -285,14 +285,16 @@ struct LedgerHarness: Sendable {
         var deliveries: [[String: any Sendable]] { (json["deliveries"] as? [[String: any Sendable]]) ?? [] }
     }
 
-    /// The harness's client. `HTTPClient.shared` opens at most 8 connections to a host and fails a
-    /// request that waited 10 s for one (`getConnectionFromPoolTimeout`): 64 racing spends of one
-    /// wallet queue behind each other, and on a busy CI machine the last of them waited longer than
-    /// that. Enough connections for every racing request, so each waits for the ledger only. Never
-    /// shut down: it lives as long as the test process, like the shared one.
+    /// The harness's client. `HTTPClient.shared` fails a request that waited 10 s for one of its
+    /// 8 connections to a host (`getConnectionFromPoolTimeout`): 64 racing spends of one wallet
+    /// queue behind each other, and on a busy CI machine the last of them waited longer than that.
+    /// Here a request waits for a connection as long as its own time-out allows, and still opens
+    /// 8 at most: 64 at once would have the simulator answer 64 verifyReceipt calls at once,
+    /// which a loaded machine answers past the ledger's time-out (202 pending). Never shut down:
+    /// it lives as long as the test process, like the shared one.
     static let http: HTTPClient = {
         var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 128
+        configuration.timeout.connect = .seconds(600)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 
