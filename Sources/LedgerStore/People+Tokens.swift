@@ -27,7 +27,8 @@ extension People {
     /// `erased:SUBJECT` once that person is erased, and the token itself when the ledger never
     /// issued it to a subject (one recorded in clear before erasure came, or one the app made).
     public func recordedTokens(_ tokens: Set<String>) async throws -> [String: String] {
-        guard !tokens.isEmpty else { return [:] }
+        // Before sealing began no token was bound to anyone: no look-up to make.
+        guard !tokens.isEmpty, try await sealingBegan() else { return Dictionary(uniqueKeysWithValues: tokens.map { ($0, $0) }) }
         let index = try await subjects.lookupKey()
         var recorded: [String: String] = [:]
         for token in tokens { recorded[token] = recordedToken(ofLookup: index.token(token)) }
