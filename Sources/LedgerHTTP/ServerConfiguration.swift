@@ -138,13 +138,7 @@ public struct ServerConfiguration: Sendable {
         let file = environment["LEDGER_DIGEST_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         if let file {
             // Refused at start, not at the first publication an hour later.
-            let manager = FileManager.default
-            var isFolder: ObjCBool = false
-            let folder = (file as NSString).deletingLastPathComponent
-            let writable = manager.fileExists(atPath: file, isDirectory: &isFolder)
-                ? !isFolder.boolValue && manager.isWritableFile(atPath: file)
-                : manager.isWritableFile(atPath: folder.isEmpty ? "." : folder)
-            guard writable else {
+            guard AppendOnlyFile(path: file, setting: "LEDGER_DIGEST_FILE").isWritable else {
                 throw LedgerServiceError(.invalidConfiguration, "LEDGER_DIGEST_FILE \(file) cannot be written (a file this user may append to, in a folder that exists)")
             }
         }

@@ -1,15 +1,18 @@
 import Foundation
+import LedgerStore
 
 /// `LEDGER_ERASURE_JOURNAL`: a file outside the database listing every erasure (its subject, its
 /// time and its request id: never the person's id), a line each, synced before the person's key
 /// is destroyed. A point-in-time restore to before an erasure brings the key back and loses the
 /// `UserErased`; the journal survives it, and re-applying it (`serve` at start, `purchase-ledger
 /// erasure reapply`) erases that person again (docs/erasure.md, "Backups").
-public struct ErasureJournal: Sendable, Hashable {
+public struct ErasureJournal: Sendable {
     public let path: String
+    let file: AppendOnlyFile
 
     public init(path: String) {
         self.path = path
+        file = AppendOnlyFile(path: path, setting: "LEDGER_ERASURE_JOURNAL")
     }
 
     /// One erasure as the journal keeps it.
@@ -26,20 +29,8 @@ public struct ErasureJournal: Sendable, Hashable {
     }
 
     /// Appends `entry` and waits for the disk: an erasure whose line may be lost is not yet done.
-    func append(_ entry: Entry) throws {
-        let manager = FileManager.default
-        if !manager.fileExists(atPath: path), !manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
-            throw ErasureJournalError(path: path, reason: "cannot create it")
-        }
-        guard let handle = FileHandle(forWritingAtPath: path) else { throw ErasureJournalError(path: path, reason: "cannot open it for writing") }
-        defer { try? handle.close() }
-        do {
-            try handle.seekToEnd()
-            try handle.write(contentsOf: try JSONEncoder().encode(entry) + Data("\n".utf8))
-            try handle.synchronize()
-        } catch {
-            throw ErasureJournalError(path: path, reason: "cannot append to it: \(error)")
-        }
+    func append(_ entry: Entry) async throws {
+        try await file.append(String(decoding: try JSONEncoder().encode(entry), as: UTF8.self))
     }
 
     /// The erasures the journal lists, each subject once (its first line). A missing file lists
@@ -55,15 +46,8 @@ public struct ErasureJournal: Sendable, Hashable {
         }
     }
 
-    /// True when the journal can be appended to: a file this user may write, or a folder it may
-    /// create one in. Checked at start, so a bad setting exits 78 instead of failing an erasure.
-    public var isWritable: Bool {
-        let manager = FileManager.default
-        var isFolder: ObjCBool = false
-        if manager.fileExists(atPath: path, isDirectory: &isFolder) { return !isFolder.boolValue && manager.isWritableFile(atPath: path) }
-        let folder = (path as NSString).deletingLastPathComponent
-        return manager.isWritableFile(atPath: folder.isEmpty ? "." : folder)
-    }
+    /// True when the journal can be appended to (checked at start: exit 78 otherwise).
+    public var isWritable: Bool { file.isWritable }
 }
 
 public struct ErasureJournalError: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import Ledger
 import LedgerProjections
+import LedgerStore
 import Logging
 import Postgres
 import Primitives
@@ -29,10 +30,12 @@ public struct DigestPublisher: Sendable {
     let settings: Settings
     let clock: WallClock
     let logger: Logger
+    let file: AppendOnlyFile?
 
     public init(pool: ConnectionPool, settings: Settings, clock: WallClock, logger: Logger) {
         self.pool = pool
         self.settings = settings
+        file = settings.file.map { AppendOnlyFile(path: $0, setting: "LEDGER_DIGEST_FILE") }
         self.clock = clock
         self.logger = logger
     }
@@ -84,26 +87,7 @@ public struct DigestPublisher: Sendable {
         }
         guard let published else { return nil }
         logger.notice("chain digest published", metadata: ["digest": "\(published.digest)"])
-        if let file = settings.file { try append(published.fileLine + "\n", to: file) }
+        try await file?.append(published.fileLine)
         return published
-    }
-
-    private func append(_ line: String, to path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw DigestFileError(path: path, reason: "cannot create it")
-            }
-        }
-        guard let handle = FileHandle(forWritingAtPath: path) else { throw DigestFileError(path: path, reason: "cannot open it for writing") }
-        defer { try? handle.close() }
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(line.utf8))
-        try handle.synchronize()
-    }
-
-    struct DigestFileError: Error, CustomStringConvertible {
-        let path: String
-        let reason: String
-        var description: String { "LEDGER_DIGEST_FILE \(path): \(reason)" }
     }
 }
