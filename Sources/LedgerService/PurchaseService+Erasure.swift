@@ -64,7 +64,7 @@ extension PurchaseService {
         // stopped between the two finishes. The journal first: a key destroyed is a promise a
         // restore must not undo silently.
         guard let subject = SubjectID(erased.subject) else { throw LedgerServiceError(.invalidRequest, "subject \(erased.subject) is not one") }
-        try configuration.erasureJournal?.append(ErasureJournal.Entry(subject: subject.rawValue, erasedAtMs: erased.erasedAtMs, requestId: requestId))
+        try await configuration.erasureJournal?.append(ErasureJournal.Entry(subject: subject.rawValue, erasedAtMs: erased.erasedAtMs, requestId: requestId))
         people.forgetTokens(of: subject)
         _ = try await mappingDatabaseErrors { try await people.subjects.erase(subject) }
         return erased
@@ -79,7 +79,9 @@ extension PurchaseService {
         /// `UserErased` recorded again, the log having lost it with the restore.
         public var recorded = 0
 
-        public init() {}
+        public init(listed: Int = 0) {
+            self.listed = listed
+        }
     }
 
     /// Does again every erasure `journal` lists that the database no longer shows: the key of
@@ -87,13 +89,20 @@ extension PurchaseService {
     /// (told as `user.erased` again), dated as the journal says. Idempotent: on a database that
     /// lost nothing it changes nothing.
     public func reapply(_ journal: ErasureJournal, metadata: RequestMetadata) async throws -> ReappliedErasures {
-        var done = ReappliedErasures()
-        for entry in try journal.entries() {
+        let entries = try journal.entries().filter { SubjectID($0.subject) != nil }
+        var done = ReappliedErasures(listed: entries.count)
+        guard !entries.isEmpty else { return done }
+        // A journal only grows: which of its subjects a restore brought back is asked in two
+        // queries, whatever its length, and only those are worked on.
+        let (holdingKeys, recorded) = try await mappingDatabaseErrors {
+            (try await people.subjects.keys(of: Set(entries.compactMap { SubjectID($0.subject) })),
+             try await reads.existingStreams(entries.map { Streams.erasure(subject: $0.subject) }))
+        }
+        for entry in entries {
             guard let subject = SubjectID(entry.subject) else { continue }
-            done.listed += 1
+            let stream = Streams.erasure(subject: subject.rawValue)
             try await mappingDatabaseErrors {
-                let stream = Streams.erasure(subject: subject.rawValue)
-                if try await log.read(stream: stream).isEmpty {
+                if !recorded.contains(stream) {
                     let event = UserErased(
                         subject: subject.rawValue, reason: "re-applied from the erasure journal: the database was restored to before this erasure",
                         erasedAtMs: entry.erasedAtMs)
@@ -104,7 +113,10 @@ extension PurchaseService {
                         // Another server re-applied it first.
                     }
                 }
-                if try await people.subjects.erase(subject) { done.keysDestroyed += 1 }
+                if holdingKeys[subject] != nil, try await people.subjects.erase(subject) {
+                    people.forgetTokens(of: subject)
+                    done.keysDestroyed += 1
+                }
             }
         }
         return done

@@ -22,16 +22,16 @@ extension PurchaseService {
             logger.error("an imported submission without its decision", metadata: ["submission_id": "\(id)"])
             return nil
         }
-        guard let document = try await documents.get(submitted.documentSha256) else {
+        guard let document = try await documents.document(submitted.documentSha256) else {
             logger.critical("the proof of a recorded submission is missing from documents", metadata: ["submission_id": "\(id)"])
             return nil
         }
-        let proof = String(decoding: document, as: UTF8.self)
+        let proof = String(decoding: document.content, as: UTF8.self)
         let submission = Submission(
             submissionId: id, userId: submitted.userId, orderId: submitted.orderId, transactionId: submitted.transactionId, bundleId: submitted.bundleId)
         // Its person was erased while it waited: their receipt is sealed under a key that is
         // gone, so Apple cannot be asked, and there is no one to deliver to. Settled, not retried.
-        if proof.hasPrefix("erased:") {
+        if document.isErased {
             let rejection = DeliveryRejected(
                 submissionId: id, userId: submitted.userId, code: .userErased,
                 message: "the person this was submitted for was erased before it was decided")

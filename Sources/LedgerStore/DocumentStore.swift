@@ -63,34 +63,40 @@ public struct DocumentStore: Sendable {
     /// The documents stored under `names`, by name, in one query, envelopes opened (an erased
     /// person's reads `erased:SUBJECT`); unknown names are absent.
     public func get(_ names: [String]) async throws -> [String: [UInt8]] {
-        try await opened(try await stored(names))
+        try await opened(try await stored(names)).opened
     }
 
     /// A document as stored and as read: what its name is the SHA-256 of, what it holds
     /// (`get`), and whom it is sealed for.
     public struct Stored: Sendable {
         public var bytes: [UInt8]
+        /// What it holds; `erased:SUBJECT` when `isErased`.
         public var content: [UInt8]
         public var sealedFor: SubjectID?
+        /// Sealed for a person since erased: its content is gone with their key.
+        public var isErased: Bool
     }
 
     /// The document stored under `name`, as stored and as read; nil when there is none.
     public func document(_ name: String) async throws -> Stored? {
         guard let bytes = try await stored([name])[name] else { return nil }
-        let content = try await opened([name: bytes])[name] ?? bytes
-        return Stored(bytes: bytes, content: content, sealedFor: DocumentEnvelope.subject(of: bytes))
+        let (opened, erased) = try await opened([name: bytes])
+        return Stored(bytes: bytes, content: opened[name] ?? bytes, sealedFor: DocumentEnvelope.subject(of: bytes), isErased: !erased.isEmpty)
     }
 
-    /// `stored` with its envelopes opened.
-    private func opened(_ stored: [String: [UInt8]]) async throws -> [String: [UInt8]] {
-        guard let subjects else { return stored }
+    /// `stored` with its envelopes opened, and the names of those whose person is erased
+    /// (which read `erased:SUBJECT`).
+    private func opened(_ stored: [String: [UInt8]]) async throws -> (opened: [String: [UInt8]], erased: Set<String>) {
+        guard let subjects else { return (stored, []) }
         let sealed = stored.compactMapValues(DocumentEnvelope.subject(of:))
-        guard !sealed.isEmpty else { return stored }
+        guard !sealed.isEmpty else { return (stored, []) }
         let keys = try await subjects.keys(of: Set(sealed.values))
         var opened = stored
+        var erased: Set<String> = []
         for (name, subject) in sealed {
             guard let key = keys[subject] else {
                 opened[name] = Array(Handle.erased(subject).utf8)
+                erased.insert(name)
                 continue
             }
             do {
@@ -99,7 +105,7 @@ public struct DocumentStore: Sendable {
                 throw SubjectStoreError.damagedKey(subject.rawValue)
             }
         }
-        return opened
+        return (opened, erased)
     }
 
     /// The bytes stored under `names`, envelopes as they are.

@@ -30,8 +30,8 @@ extension People {
         // Before sealing began no token was bound to anyone: no look-up to make.
         guard !tokens.isEmpty, try await sealingBegan() else { return Dictionary(uniqueKeysWithValues: tokens.map { ($0, $0) }) }
         let index = try await subjects.lookupKey()
-        var recorded: [String: String] = [:]
-        for token in tokens { recorded[token] = recordedToken(ofLookup: index.token(token)) }
+        var recorded: [String: String] = Self.sealedInThisRequest?.tokens.withLock { known in known.filter { tokens.contains($0.key) } } ?? [:]
+        for token in tokens where recorded[token] == nil { recorded[token] = recordedToken(ofLookup: index.token(token)) }
         let unknown = tokens.filter { recorded[$0] == nil }
         guard !unknown.isEmpty else { return recorded }
         let known = try await subjects.subjects(forTokens: Set(unknown))
@@ -49,6 +49,7 @@ extension People {
             remember(handle, ofTokenLookup: index.token(token))
             recorded[token] = handle
         }
+        Self.sealedInThisRequest?.tokens.withLock { known in known.merge(recorded) { _, new in new } }
         return recorded
     }
 

@@ -72,6 +72,9 @@ public final class People: Sendable {
         let keys = Mutex<[SubjectID: SubjectKey]>([:])
         /// User id → what the log records for it, as found in this request.
         let users = Mutex<[String: String]>([:])
+        /// Token → what the log records for it (`recordedTokens`), found or not: an import's
+        /// lines name tokens no one was issued, each looked up once per run, not once a line.
+        let tokens = Mutex<[String: String]>([:])
         public init() {}
         func add(_ handle: String, _ userId: String) { names.withLock { $0[handle] = userId } }
         func name(of handle: String) -> String? { names.withLock { $0[handle] } }

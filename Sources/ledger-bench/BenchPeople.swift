@@ -44,9 +44,7 @@ final class BenchPeople: Sendable {
     /// What the log records for user `user` in a log grown earlier: its handle when it has a
     /// subject, else the id.
     static func recorded(_ user: Int64, on pool: ConnectionPool) async throws -> String {
-        let id = id(user)
-        guard let (subject, key) = try await SubjectStore(pool: pool, keyEncryptionKey: nil).subject(forUser: id, creating: false) else { return id }
-        return Handle.seal(id, field: .userId, subject: subject, key: key)
+        try await People(subjects: SubjectStore(pool: pool, keyEncryptionKey: nil)).knownHandle(forUser: id(user)) ?? id(user)
     }
 
     static func id(_ user: Int64) -> String { "user-\(user)" }
