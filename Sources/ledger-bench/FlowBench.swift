@@ -19,7 +19,9 @@ import X509
 /// receipts are timed. With `BENCH_APPS` above 1 the ledger serves that many apps and the
 /// purchases go to each in turn (`ReplayBench.apps`). With `BENCH_FLOW_WRITES_ONLY=1` the server
 /// applies no projection: what a receipt costs on its write path alone (the two durable appends,
-/// the decision's look-ups, Apple's answer), the part the runner does not share. Returns "RATE P50_MS P99_MS DELIVERED
+/// the decision's look-ups, Apple's answer), the part the runner does not share. With
+/// `BENCH_SEALED=0` the log is one an earlier release began, so ids are recorded as they are:
+/// sealing's own cost, on one build. Returns "RATE P50_MS P99_MS DELIVERED
 /// PROCESS_CPU_MS POSTGRES_CPU_MS", the last two per receipt.
 enum FlowBench {
     static let catalog = #"{"products": [{"product_id": "com.example.coins100", "kind": "consumable", "grants": {"coins": 100}, "price_minor": 99, "currency": "USD"}]}"#
@@ -36,6 +38,12 @@ enum FlowBench {
             (schemaConninfo, pool) = (conninfo, ConnectionPool(conninfo: conninfo, maxConnections: 2, logger: logger))
         } else {
             (schemaConninfo, pool) = try await migratedSchema("flow", conninfo: conninfo, logger: logger)
+        }
+        // `BENCH_SEALED=0`: a log an earlier release began, on which this build records ids as
+        // they are until `erasure begin` (docs/erasure.md): sealing's own cost, on one build.
+        if !BenchPeople.sealed, try await EventStore(pool: pool, logger: logger).headPosition() == 0 {
+            let log = LedgerLog(store: EventStore(pool: pool, logger: logger))
+            _ = try await CatalogStore().load(Data(catalog.utf8), bundleId: ReplayBench.apps[0], into: log, metadata: RequestMetadata(actor: "bench"))
         }
         let deliveredBefore = try await LedgerReads(pool: pool).eventCount(ofType: "PurchaseDelivered")
 
