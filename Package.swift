@@ -164,7 +164,7 @@ let package = Package(
         ),
         // The domain, pure: events, decisions, projections as folds, reports reconciled against
         // the ledger's sales. No I/O.
-        .target(name: "Ledger", dependencies: ["AppStore", "Primitives"], swiftSettings: strict),
+        .target(name: "Ledger", dependencies: ["AppStore", "Primitives", "Sealing"], swiftSettings: strict),
         // The ledger's log: typed appends, and every question the flow asks of `events` and
         // `documents` (LedgerReads). The only module above EventStore that writes SQL on them.
         .target(

@@ -33,6 +33,17 @@ public enum Handle {
         return text
     }
 
+    /// The subject a handle names, read from its shape alone (nothing decoded, nothing opened):
+    /// what the folds key a person by, for every event they replay.
+    public static func subjectName(of text: String) -> Substring? {
+        let utf8 = text.utf8
+        guard utf8.count > prefix.utf8.count + 28, text.hasPrefix(prefix) else { return nil }
+        let start = utf8.index(utf8.startIndex, offsetBy: prefix.utf8.count)
+        let end = utf8.index(start, offsetBy: 27)
+        guard utf8[end] == UInt8(ascii: "."), SubjectID(text[start..<end]) != nil else { return nil }
+        return text[start..<end]
+    }
+
     /// What a handle shows once its subject is erased.
     public static func erased(_ subject: SubjectID) -> String {
         "erased:" + subject.rawValue

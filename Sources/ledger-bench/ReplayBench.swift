@@ -258,7 +258,7 @@ enum ReplayBench {
                 // from pages the floor brought in): the same rows fetched by the same SQL on one
                 // connection, nothing decoded, hashed or shaped.
                 let started = ContinuousClock.now
-                let rows = try await pool.withConnection { try LedgerReads.timelineEvents(of: "user:\(user)", on: $0) }
+                let rows = try await pool.withConnection { try LedgerReads.timelineEvents(of: TimelineProjection.Subject.user(user), on: $0) }
                 userRows.append((ContinuousClock.now - started).seconds * 1_000)
                 guard !rows.isEmpty else { throw BenchError("no rows for user \(n % ReplayBench.users)") }
             }

@@ -33,7 +33,8 @@ enum Layering {
         "AppStore": .over(["Primitives"]),
         "AppStoreClient": .over(["AppStore"]),
         "AppleSimulator": .over(["AppStore"]),
-        "Ledger": .over(["AppStore"]),
+        // The domain knows a handle's shape (a person's subject names them in the folds), never a key.
+        "Ledger": .over(["AppStore", "Sealing"]),
         // The rooms above the log.
         "LedgerStore": .over(["Ledger", "EventStore", "LedgerSchema", "Sealing"]),
         "LedgerProjections": .over(["LedgerStore"]),

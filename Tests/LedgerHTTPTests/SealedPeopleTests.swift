@@ -62,6 +62,13 @@ import Testing
             #expect(try await Self.tablesHolding("alice.sealed", on: ledger.pool) == [])
             #expect(try await Self.tablesHolding(Self.privateWords, on: ledger.pool) == [])
 
+            // The timelines know a sealed person by their subject alone (TimelineProjection.Subject).
+            let people = try await ledger.pool.withConnection { connection in
+                try connection.query("SELECT DISTINCT subject FROM projection_timeline_links WHERE subject LIKE 'person:%' OR subject LIKE 'user:%'")
+                    .map { try $0.decode(0, as: String.self) }
+            }
+            #expect(people.count == 2 && people.allSatisfy { $0.hasPrefix("person:s") && $0.count == "person:".count + 27 }, "\(people)")
+
             // Shown where a person is read: the timeline's summaries and data, the feed, webhooks.
             let timeline = try await ledger.get("/v1/timelines/users/\(alice)", token: LedgerHarness.supportToken)
             #expect(timeline.json["subject"] as? String == alice)

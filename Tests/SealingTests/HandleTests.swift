@@ -41,6 +41,15 @@ import Testing
         #expect(throws: SealingError.notSealed) { try Handle.open(text, field: .userId, key: key) }
     }
 
+    @Test func aHandlesSubjectIsReadFromItsShape() {
+        let handle = Handle.seal("user-1", field: .userId, subject: subject, key: key)
+        #expect(Handle.subjectName(of: handle) == Substring(subject.rawValue))
+        // Nothing but the shape: an id that is no handle names no subject, however it begins.
+        for text in ["user-1", "~1.", "~1.\(subject.rawValue)", "~1.\(subject.rawValue)x.AAAA", "~1.snot-a-subject-but-27-chars.AAAA", "erased:\(subject.rawValue)"] {
+            #expect(Handle.subjectName(of: text) == nil, "\(text)")
+        }
+    }
+
     @Test func aLongIdSealsWhole() throws {
         let long = String(repeating: "é", count: 200)
         let handle = Handle.seal(long, field: .userId, subject: subject, key: key)
