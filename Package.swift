@@ -70,7 +70,9 @@ let package = Package(
         // no database, no clock; the subject store over it is LedgerStore's.
         .target(
             name: "Sealing",
-            dependencies: ["Primitives", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "Primitives", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .target(

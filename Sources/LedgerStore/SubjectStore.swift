@@ -73,9 +73,9 @@ public final class SubjectStore: Sendable {
         let names = PostgresArray(subjects.map { Optional.some($0.rawValue) })
         return try await pool.withConnection { connection in
             var keys: [SubjectID: SubjectKey] = [:]
-            for row in try connection.query("""
+            for row in try connection.query(.prepared("""
                 SELECT subject, key, wrapped_by FROM subjects WHERE subject = ANY(\(names)::text[]) AND key IS NOT NULL
-                """) {
+                """)) {
                 guard let subject = SubjectID(try row.decode(0, as: String.self)) else { continue }
                 keys[subject] = try Self.key(try row.decode(1), wrappedBy: try row.decode(2), kek: kek, owner: subject.rawValue)
             }
@@ -136,7 +136,8 @@ public final class SubjectStore: Sendable {
     }
 
     private static func live(lookup: [UInt8], on connection: Connection, kek: KeyEncryptionKey?) throws -> (subject: SubjectID, key: SubjectKey)? {
-        guard let row = try connection.query("SELECT subject, key, wrapped_by FROM subjects WHERE lookup = \(lookup)").first,
+        // Once per request that names a person: parsed and planned once per connection.
+        guard let row = try connection.query(.prepared("SELECT subject, key, wrapped_by FROM subjects WHERE lookup = \(lookup)")).first,
               let subject = SubjectID(try row.decode(0, as: String.self))
         else { return nil }
         return (subject, try key(try row.decode(1), wrappedBy: try row.decode(2), kek: kek, owner: subject.rawValue))

@@ -1,5 +1,5 @@
 /// A document sealed for a person (docs/erasure.md, "Documents"):
-/// `PLSEAL1 ‖ subject ‖ nonce ‖ AES-GCM ciphertext ‖ tag`. The nonce is synthetic, as a
+/// `PLSEAL1 ‖ subject ‖ IV ‖ AES-256-CTR ciphertext` (`Seal`). The IV is synthetic, as a
 /// handle's is, so the same document sealed twice for one person is the same envelope: its
 /// SHA-256 names it, and a retried submission cites the same document.
 public enum DocumentEnvelope {

@@ -15,7 +15,7 @@ public enum Handle {
 
     /// `plaintext` sealed for `subject`: the same every time for the same subject, field and text.
     public static func seal(_ plaintext: String, field: SealedField, subject: SubjectID, key: SubjectKey) -> String {
-        let sealed = Seal.seal(Array(plaintext.utf8), field: field, subject: subject, key: key)
+        let sealed = Seal.seal(TokenBytes.encode(plaintext, field: field), field: field, subject: subject, key: key)
         return prefix + subject.rawValue + "." + Base64URL.encode(Data(sealed))
     }
 
@@ -28,9 +28,7 @@ public enum Handle {
     /// The value `handle` holds.
     public static func open(_ handle: String, field: SealedField, key: SubjectKey) throws(SealingError) -> String {
         guard let (subject, sealed) = parts(of: handle) else { throw .notSealed }
-        let plaintext = try Seal.open(sealed, field: field, subject: subject, key: key)
-        guard let text = String(validating: plaintext, as: UTF8.self) else { throw .cannotOpen }
-        return text
+        return try TokenBytes.decode(try Seal.open(sealed, field: field, subject: subject, key: key), field: field)
     }
 
     /// The subject a handle names, read from its shape alone (nothing decoded, nothing opened):

@@ -55,8 +55,8 @@ public enum HandleText {
             }
             var end = subjectEnd + 1
             while end < count, isBase64URL(bytes[end]) { end += 1 }
-            // Sealed bytes are at least a nonce and a tag: 28 bytes, 38 characters.
-            if end - (subjectEnd + 1) >= 38 {
+            // Sealed bytes are at least the synthetic IV: 16 bytes, 22 characters.
+            if end - (subjectEnd + 1) >= (Seal.ivCount * 4 + 2) / 3 {
                 found(index..<end)
                 index = end
             } else {

@@ -2,7 +2,7 @@ import Crypto
 
 /// A subject's own key: 32 random bytes. Erasure destroys it, and with it every value sealed
 /// under it. Two keys are derived from it, so the same bytes never serve two purposes: one
-/// encrypts (AES-256-GCM), one draws the synthetic nonces (HMAC-SHA256).
+/// encrypts (AES-256-CTR), one draws the synthetic IVs (HMAC-SHA256).
 public struct SubjectKey: Sendable {
     /// The 32 bytes as stored (or wrapped) in `subjects.key`.
     public let bytes: [UInt8]

@@ -50,6 +50,36 @@ import Testing
         }
     }
 
+    @Test func aTokenSealsAsItsSixteenBytesAndOpensExactlyAsGiven() throws {
+        let token = "7e3fbb2c-4b9c-4d9e-8f1a-2b3c4d5e6f70"
+        let handle = Handle.seal(token, field: .appAccountToken, subject: subject, key: key)
+        #expect(try Handle.open(handle, field: .appAccountToken, key: key) == token)
+        // ~1. subject . base64url(16-byte IV ‖ marker ‖ 16 bytes): 75 characters, where the
+        // token's text sealed with GCM's nonce and tag made 117.
+        #expect(handle.count == 3 + 27 + 1 + 44)
+        // Any other text in a token field is sealed as text, and opens as it was given.
+        for other in [token.uppercased(), "not-a-uuid", "", String(repeating: "x", count: 16)] {
+            let sealed = Handle.seal(other, field: .appAccountToken, subject: subject, key: key)
+            #expect(try Handle.open(sealed, field: .appAccountToken, key: key) == other)
+        }
+        // A user id shaped like a token stays text: only the token field packs.
+        let asUser = Handle.seal(token, field: .userId, subject: subject, key: key)
+        #expect(try Handle.open(asUser, field: .userId, key: key) == token)
+        #expect(throws: SealingError.cannotOpen) { try Handle.open(asUser, field: .appAccountToken, key: key) }
+    }
+
+    @Test func aSealIsItsIVAndCiphertextOnly() throws {
+        let sealed = Seal.seal(Array("user-1".utf8), field: .userId, subject: subject, key: key)
+        #expect(sealed.count == Seal.ivCount + 6)
+        #expect(throws: SealingError.notSealed) { try Seal.open(sealed.prefix(Seal.ivCount - 1), field: .userId, subject: subject, key: key) }
+        // Every byte counts: one changed anywhere, IV or ciphertext, and it does not open.
+        for index in sealed.indices {
+            var altered = sealed
+            altered[index] ^= 0x01
+            #expect(throws: SealingError.cannotOpen) { try Seal.open(altered, field: .userId, subject: subject, key: key) }
+        }
+    }
+
     @Test func aLongIdSealsWhole() throws {
         let long = String(repeating: "é", count: 200)
         let handle = Handle.seal(long, field: .userId, subject: subject, key: key)
