@@ -53,7 +53,12 @@ extension ReadModels {
     /// time (docs/benchmarks.md). The chain's verdict covers every entry either way.
     public func timeline(_ kind: TimelineView.Kind, _ id: String, shown: TimelineShown? = nil) async throws -> TimelineView? {
         try await mappingDatabaseErrors {
-            let subject = kind == .user ? TimelineProjection.Subject.user(id) : kind.rawValue + ":" + id
+            // Named as the projection names what it indexes: a sealed person is keyed by subject.
+            let subject = switch kind {
+            case .transaction: TimelineProjection.Subject.transaction(id)
+            case .order: TimelineProjection.Subject.order(id)
+            case .user: TimelineProjection.Subject.user(id)
+            }
             let (rows, matching, checkpoint) = try await withConsistentConnection { connection in
                 let rows = try LedgerReads.timelineEvents(of: subject, on: connection)
                 let matching = try rows.allSatisfy { try ChainVerifier.rowMatches($0, position: 0, first: LedgerReads.timelineCanonicalColumn) }

@@ -47,12 +47,10 @@ public enum Handle {
         "erased:" + subject.rawValue
     }
 
+    /// The shape `subjectName` reads, and the sealed bytes after it decoded.
     private static func parts(of text: String) -> (subject: SubjectID, sealed: Data)? {
-        guard text.hasPrefix(prefix) else { return nil }
-        let rest = text.utf8.dropFirst(prefix.utf8.count)
-        guard let dot = rest.firstIndex(of: UInt8(ascii: ".")),
-              let subject = SubjectID(Substring(rest[..<dot])),
-              let sealed = Base64URL.decode(Substring(rest[rest.index(after: dot)...]))
+        guard let name = subjectName(of: text), let subject = SubjectID(name),
+              let sealed = Base64URL.decode(text[text.utf8.index(after: name.endIndex)...])
         else { return nil }
         return (subject, sealed)
     }

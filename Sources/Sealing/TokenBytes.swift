@@ -23,8 +23,9 @@ enum TokenBytes {
         if field == .appAccountToken {
             switch bytes.first {
             case 0 where bytes.count == 17:
-                let b = bytes
-                let uuid = UUID(uuid: (b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15], b[16]))
+                let uuid = UUID(uuid: (
+                    bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                    bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15], bytes[16]))
                 return uuid.uuidString.lowercased()
             case 1:
                 text = bytes.dropFirst()
