@@ -34,6 +34,9 @@ struct LedgerRoutes: Sendable {
             router.get("v1/timelines/\(kind.rawValue)s/:id") { request, context in try await timeline(kind, request, context) }
         }
         router.get("v1/reports/revenue") { request, context in try await revenue(request, context) }
+        router.get("v1/reports/subscriptions") { request, context in try await subscriptionsReport(request, context) }
+        router.get("v1/reports/cohorts") { request, context in try await cohortsReport(request, context) }
+        router.get("v1/reports/refunds") { request, context in try await refundsReport(request, context) }
         router.get("v1/apple-orders/:order_id") { request, context in try await appleOrder(request, context) }
         router.get("v1/events") { request, context in try await events(request, context) }
         router.get("healthz") { _, _ in try await health.response() }
@@ -58,7 +61,7 @@ struct LedgerRoutes: Sendable {
     }
 
     /// The read models as fresh as the request's `X-Ledger-After` asks (the head without it).
-    private func reads(for request: Request) throws -> ReadModels {
+    func reads(for request: Request) throws -> ReadModels {
         guard let freshness = ReadFreshness(header: request.headers[.xLedgerAfter]) else {
             throw APIError.invalidRequest("X-Ledger-After must be a position (a whole number, 0 for no wait)")
         }
@@ -286,7 +289,7 @@ struct LedgerRoutes: Sendable {
 
     /// The app a call acts in or reads: a limited token's (naming another: 403
     /// `app_not_allowed`), else `named` (nil: none named).
-    private func app(for context: LedgerRequestContext, named: String?) throws -> String? {
+    func app(for context: LedgerRequestContext, named: String?) throws -> String? {
         guard let limit = context.app else { return named }
         if let named, named != limit {
             throw APIError(.forbidden, "app_not_allowed", "this token is limited to \(limit), not \(named)")
@@ -295,7 +298,7 @@ struct LedgerRoutes: Sendable {
     }
 
     /// `named` when it is an app this ledger serves (400 `invalid_request` otherwise); nil for nil.
-    private func servedApp(named: String?) throws -> String? { try service.configuration.apps.served(named) }
+    func servedApp(named: String?) throws -> String? { try service.configuration.apps.served(named) }
 
     private func subscription(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
         let context = try authenticator.require([.app, .finance], request, context, perApp: true)

@@ -25,6 +25,8 @@ struct ProjectionBatch {
     private var entryOrder: [Key2] = []
     private var renewals: [String: RenewalObservation] = [:]
     private var renewalOrder: [String] = []
+    private var observations: Set<ObservationRow> = []
+    private var observationOrder: [ObservationRow] = []
     private var holders: [String: (app: String, product: String, kind: String, environment: String, user: String?, position: Int64)] = [:]
     private var holderOrder: [String] = []
     private var history: [(original: String, position: Int64, at: Int64, user: String?, reason: String)] = []
@@ -46,6 +48,14 @@ struct ProjectionBatch {
     private struct Key2: Hashable {
         var a: String
         var b: String
+    }
+
+    /// A row of `projection_renewal_observations`, its unknowns written as the table has them.
+    private struct ObservationRow: Hashable {
+        var original: String
+        var observedAtMs: Int64
+        var inBillingRetry: Int64
+        var graceExpiresMs: Int64
     }
 
     private struct Key3: Hashable {
@@ -124,6 +134,11 @@ struct ProjectionBatch {
             append(ProjectionSQL.pricePoints(app: app, product, refreshedAtMs: refreshedAtMs, points: points))
         case .addWebhookEvent(let message):
             webhookEvents.append(message)
+        case .recordRenewalObservation(let original, let renewal):
+            let row = ObservationRow(
+                original: original, observedAtMs: renewal.observedAtMs, inBillingRetry: renewal.inBillingRetry.map { $0 ? 1 : 0 } ?? -1,
+                graceExpiresMs: renewal.gracePeriodExpiresMs ?? 0)
+            if observations.insert(row).inserted { observationOrder.append(row) }
         case .restoreOwnership(let original):
             // After the page's combined revocations: a refund and its reversal in one page end restored.
             append([.prepared("UPDATE projection_entitlements SET revoked_at_ms = NULL WHERE original_transaction_id = \(original)")])
@@ -297,6 +312,15 @@ struct ProjectionBatch {
                                      \(Self.integers(history.map(\.at)))::bigint[], \(Self.texts(history.map(\.user)))::text[],
                                      \(Self.texts(history.map(\.reason)))::text[])
                 ON CONFLICT (original_transaction_id, position) DO NOTHING
+                """))
+        }
+        if !observationOrder.isEmpty {
+            sql.append(.prepared("""
+                INSERT INTO projection_renewal_observations (original_transaction_id, observed_at_ms, in_billing_retry, grace_period_expires_ms)
+                SELECT * FROM unnest(\(Self.texts(observationOrder.map(\.original)))::text[], \(Self.integers(observationOrder.map(\.observedAtMs)))::bigint[],
+                                     \(Self.integers(observationOrder.map(\.inBillingRetry)))::smallint[],
+                                     \(Self.integers(observationOrder.map(\.graceExpiresMs)))::bigint[])
+                ON CONFLICT DO NOTHING
                 """))
         }
         if !memberOrder.isEmpty {

@@ -12,7 +12,7 @@ public struct PurchaseLedgerCommand: AsyncParsableCommand {
         abstract: "An event-sourced ledger of Apple In-App Purchases.",
         version: "purchase-ledger \(BuildInfo.version) (\(BuildInfo.commit))",
         subcommands: [
-            MigrateCommand.self, ServeCommand.self, ConfigCommand.self, CatalogCommand.self, VerifyCommand.self, DigestCommand.self, AuditCommand.self, DisputeCommand.self, ReplayCommand.self, ImportCommand.self, ReconcileCommand.self, ReconcileReportsCommand.self, PricePointsCommand.self, WebhooksCommand.self, ExtendRenewalsCommand.self, EraseUserCommand.self, ErasureCommand.self,
+            MigrateCommand.self, ServeCommand.self, ConfigCommand.self, CatalogCommand.self, VerifyCommand.self, DigestCommand.self, AuditCommand.self, DisputeCommand.self, ReplayCommand.self, ImportCommand.self, ReconcileCommand.self, ReconcileReportsCommand.self, PricePointsCommand.self, WebhooksCommand.self, ExtendRenewalsCommand.self, EraseUserCommand.self, ErasureCommand.self, ReportCommand.self,
         ]
     )
 

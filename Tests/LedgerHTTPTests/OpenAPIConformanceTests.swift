@@ -22,6 +22,9 @@ struct OpenAPIConformanceTests {
         .init("GET", "/v1/ownership/{original_transaction_id}"),
         .init("GET", "/v1/apple-accounts/{apple_account}"),
         .init("GET", "/v1/reports/revenue"),
+        .init("GET", "/v1/reports/subscriptions"),
+        .init("GET", "/v1/reports/cohorts"),
+        .init("GET", "/v1/reports/refunds"),
         .init("GET", "/v1/timelines/transactions/{id}"),
         .init("GET", "/v1/timelines/orders/{id}"),
         .init("GET", "/v1/timelines/users/{id}"),
@@ -107,6 +110,15 @@ struct OpenAPIConformanceTests {
                     token: LedgerHarness.financeToken),
                 OpenAPIProbe(
                     operation: .init("GET", "/v1/reports/revenue"), path: Self.probePath(.init("GET", "/v1/reports/revenue")), body: nil, status: 200,
+                    token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/reports/subscriptions"), path: Self.probePath(.init("GET", "/v1/reports/subscriptions")), body: nil,
+                    status: 200, token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/reports/cohorts"), path: Self.probePath(.init("GET", "/v1/reports/cohorts")), body: nil, status: 200,
+                    token: LedgerHarness.financeToken),
+                OpenAPIProbe(
+                    operation: .init("GET", "/v1/reports/refunds"), path: Self.probePath(.init("GET", "/v1/reports/refunds")), body: nil, status: 200,
                     token: LedgerHarness.financeToken),
                 OpenAPIProbe(
                     operation: .init("GET", "/v1/timelines/transactions/{id}"), path: "/v1/timelines/transactions/\(bought.transactionId)", body: nil,
@@ -282,6 +294,23 @@ struct OpenAPIConformanceTests {
                     "revenue by an unknown grouping", status: 400, code: "invalid_request")
             conform(revenue, try await ledger.openAPIExchange(.GET, "/v1/reports/revenue?from=2000-01-01&to=2100-12-31"),
                     "revenue with the app token", status: 403, code: "forbidden")
+            let subscriptionsReport = OpenAPIOperation("GET", "/v1/reports/subscriptions")
+            conform(subscriptionsReport, try await ledger.openAPIExchange(.GET, "/v1/reports/subscriptions?from=2000-01-01&to=2100-12-31&interval=month", token: LedgerHarness.financeToken),
+                    "subscriptions by month", status: 200)
+            conform(subscriptionsReport, try await ledger.openAPIExchange(.GET, "/v1/reports/subscriptions?from=2026-01-01&to=2026-01-31&interval=week&figure=active&period=2025-12-29", token: LedgerHarness.financeToken),
+                    "a figure's subscriptions", status: 200)
+            conform(subscriptionsReport, try await ledger.openAPIExchange(.GET, "/v1/reports/subscriptions?from=2026-01-01&to=2026-01-31&interval=hour", token: LedgerHarness.financeToken),
+                    "subscriptions by an unknown interval", status: 400, code: "invalid_request")
+            conform(subscriptionsReport, try await ledger.openAPIExchange(.GET, "/v1/reports/subscriptions?from=2026-01-01&to=2026-01-31"),
+                    "subscriptions with the app token", status: 403, code: "forbidden")
+            conform(.init("GET", "/v1/reports/cohorts"), try await ledger.openAPIExchange(.GET, "/v1/reports/cohorts?from=2000-01-01&to=2001-12-31", token: LedgerHarness.financeToken),
+                    "cohorts", status: 200)
+            conform(.init("GET", "/v1/reports/cohorts"), try await ledger.openAPIExchange(.GET, "/v1/reports/cohorts?from=2026-01-01&to=2026-01-31&by=week", token: LedgerHarness.financeToken),
+                    "cohorts by week", status: 400, code: "invalid_request")
+            conform(.init("GET", "/v1/reports/refunds"), try await ledger.openAPIExchange(.GET, "/v1/reports/refunds?from=2000-01-01&to=2100-12-31&interval=month", token: LedgerHarness.financeToken),
+                    "refunds by month", status: 200)
+            conform(.init("GET", "/v1/reports/refunds"), try await ledger.openAPIExchange(.GET, "/v1/reports/refunds?from=2026-01-01&to=2026-01-31&figure=sales&period=2026-02", token: LedgerHarness.financeToken),
+                    "a period the report does not have", status: 400, code: "invalid_request")
 
             // Operations.
             conform(.init("GET", "/healthz"), try await ledger.openAPIExchange(.GET, "/healthz", token: nil), "health", status: 200)
@@ -317,6 +346,8 @@ struct OpenAPIConformanceTests {
         ]
         for (placeholder, sample) in samples { path = path.replacingOccurrences(of: placeholder, with: sample) }
         if operation.path == "/v1/reports/revenue" { path += "?from=2026-01-01&to=2026-01-31&group_by=day&environment=Production" }
+        if ["/v1/reports/subscriptions", "/v1/reports/refunds"].contains(operation.path) { path += "?from=2026-01-01&to=2026-03-31&interval=month" }
+        if operation.path == "/v1/reports/cohorts" { path += "?from=2026-01-01&to=2026-03-31&by=month" }
         return path
     }
 

@@ -129,7 +129,7 @@ struct ProjectionTests {
 
     @Test("every projection has its own name and tables")
     func names() {
-        #expect(Projections.all.map { $0.name } == ["app_balances", "entitlements", "subscriptions", "ownership", "revenue", "timelines", "webhook_events"])
+        #expect(Projections.all.map { $0.name } == ["app_balances", "entitlements", "subscriptions", "ownership", "revenue", "timelines", "webhook_events", "subscription_history"])
         let tables = Projections.all.flatMap { $0.tables }
         #expect(Set(tables).count == tables.count)
     }

@@ -20,6 +20,8 @@ public enum ProjectionChange: Sendable, Hashable {
     case mergeSubscriptionEntry(originalTransactionId: String, environment: String, entry: SubscriptionEntry)
     /// A subscription's renewal state, kept when newer than the stored one.
     case observeRenewal(originalTransactionId: String, renewal: RenewalObservation)
+    /// A renewal state Apple signed, kept beside every other one (`SubscriptionHistoryProjection`).
+    case recordRenewalObservation(originalTransactionId: String, renewal: RenewalObservation)
     /// Who holds `originalTransactionId` from the event at `place` on (nil: nobody, refunded or
     /// revoked), and why; the newest position wins and every change is kept as history.
     case changeOwner(originalTransactionId: String, bundleId: String?, productId: String, kind: ProductKind, environment: String,
@@ -202,6 +204,6 @@ public struct SubscriptionsProjection: PlacelessProjection {
 public enum Projections {
     /// Every projection the ledger maintains, in the order they are applied.
     public static let all: [any Projection] = [BalancesProjection(), EntitlementsProjection(), SubscriptionsProjection(), OwnershipProjection(), RevenueProjection(), TimelineProjection(),
-        WebhookEventsProjection(),
+        WebhookEventsProjection(), SubscriptionHistoryProjection(),
     ]
 }

@@ -1,0 +1,74 @@
+import Primitives
+
+/// The periods a finance report is cut into: whole UTC days, ISO weeks (Monday to Sunday) or
+/// calendar months, from the one holding `from` to the one holding `to`. A week or month is
+/// reported whole even where `from` or `to` falls inside it, so a period's movement always
+/// spans the same instants whatever range was asked.
+public struct ReportPeriod: Sendable, Hashable {
+    public enum Interval: String, Sendable, Hashable, CaseIterable {
+        case day, week, month
+
+        public static var listed: String { "day, week or month" }
+    }
+
+    /// `YYYY-MM-DD` for a day, the week's Monday for a week, `YYYY-MM` for a month.
+    public var label: String
+    /// `[startMs, endMs)`, milliseconds since 1970, UTC.
+    public var startMs: Int64
+    public var endMs: Int64
+    /// The last instant of the period: a figure "at its end" is the state at this instant.
+    public var lastMs: Int64 { endMs - 1 }
+
+    public init(label: String, startMs: Int64, endMs: Int64) {
+        self.label = label
+        self.startMs = startMs
+        self.endMs = endMs
+    }
+
+    /// The most periods one report answers: ten years by day.
+    public static let limit = 3_700
+
+    /// The periods covering `from` … `to` (`YYYY-MM-DD`, checked by the caller), in order.
+    public static func covering(from: String, to: String, by interval: Interval) -> [ReportPeriod] {
+        guard let first = days(of: from), let last = days(of: to), first <= last else { return [] }
+        var out: [ReportPeriod] = []
+        var start: Int64
+        switch interval {
+        case .day: start = first
+        case .week: start = first - weekday(first)
+        case .month:
+            let (y, m, _) = UTCDays.civil(days: first)
+            start = UTCDays.daysSince1970(year: y, month: m, day: 1)
+        }
+        while start <= last, out.count < limit {
+            let (y, m, _) = UTCDays.civil(days: start)
+            let end: Int64
+            let label: String
+            switch interval {
+            case .day: end = start + 1; label = dayLabel(start)
+            case .week: end = start + 7; label = dayLabel(start)
+            case .month: end = start + UTCDays.daysIn(month: m, of: y); label = "\(y)-\(two(m))"
+            }
+            out.append(ReportPeriod(label: label, startMs: start * UTCDays.millisecondsPerDay, endMs: end * UTCDays.millisecondsPerDay))
+            start = end
+        }
+        return out
+    }
+
+    /// Days since 1970 of a `YYYY-MM-DD`; nil if it is not one.
+    static func days(of date: String) -> Int64? {
+        let parts = date.split(separator: "-")
+        guard parts.count == 3, let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]) else { return nil }
+        return UTCDays.daysSince1970(year: y, month: m, day: d)
+    }
+
+    /// 0 for a Monday … 6 for a Sunday (1970-01-01 was a Thursday).
+    static func weekday(_ days: Int64) -> Int64 { ((days + 3) % 7 + 7) % 7 }
+
+    static func dayLabel(_ days: Int64) -> String {
+        let (y, m, d) = UTCDays.civil(days: days)
+        return "\(y)-\(two(m))-\(two(d))"
+    }
+
+    private static func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+}
