@@ -1,0 +1,277 @@
+import AppleSimulator
+import Foundation
+import Ledger
+import LedgerProjections
+import Logging
+import Testing
+
+/// Four months of subscriptions lived through on the simulator (purchases through the API,
+/// renewals, billing failures, expiries and refunds told by Apple's signed notifications), and
+/// every figure of the three reports checked against a model written here, from the scenario's
+/// own dates, not from the ledger's rules. A replay then gives byte-identical reports.
+@Suite("Finance over time: subscriptions, cohorts and refunds over four months")
+struct FinanceOverTimeTests {
+    static let quiet: Logger = {
+        var logger = Logger(label: "tests.finance-over-time")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    static let monthly = "com.example.pro.monthly"
+    static let yearly = "com.example.pro.yearly"
+    static let day: Int64 = 86_400_000
+
+    /// Noon UTC of a 2026 day, `MM-DD`: every step of the scenario happens at noon.
+    static func noon(_ monthDay: String) -> Int64 {
+        let parts = monthDay.split(separator: "-").compactMap { Int64($0) }
+        let days = ReportPeriodProbe.days(year: 2026, month: parts[0], day: parts[1])
+        return days * day + day / 2
+    }
+
+    // MARK: - The model
+
+    /// A subscription as the scenario lived it: its states, from the scenario's dates.
+    struct Life {
+        var name: String
+        var spans: [(state: String, from: Int64, to: Int64?, price: Int64?)]
+
+        func span(at t: Int64) -> (state: String, from: Int64, to: Int64?, price: Int64?)? {
+            spans.first { $0.from <= t && ($0.to.map { t < $0 } ?? true) }
+        }
+        func access(at t: Int64) -> Bool { ["trial", "active", "grace"].contains(span(at: t)?.state ?? "") }
+        func paid(at t: Int64) -> Bool { ["active", "grace"].contains(span(at: t)?.state ?? "") }
+        func mrr(at t: Int64) -> Int64? { paid(at: t) ? span(at: t)?.price : nil }
+    }
+
+    struct Month {
+        var label: String
+        var start: Int64
+        var end: Int64
+    }
+
+    static let months = [
+        Month(label: "2026-01", start: noon("01-01") - day / 2, end: noon("02-01") - day / 2),
+        Month(label: "2026-02", start: noon("02-01") - day / 2, end: noon("03-01") - day / 2),
+        Month(label: "2026-03", start: noon("03-01") - day / 2, end: noon("04-01") - day / 2),
+        Month(label: "2026-04", start: noon("04-01") - day / 2, end: noon("05-01") - day / 2),
+    ]
+
+    /// The model's figures for one month: the states at its last instant; `new` by the first
+    /// paid span's start; churn as paid access at some instant of the month and no access at
+    /// its end; reactivation as access at the end, none just before the start, paid before.
+    static func modelPoint(_ lives: [String: Life], _ month: Month) -> [String: Int64] {
+        let last = month.end - 1
+        var out: [String: Int64] = [:]
+        func count(_ name: String, _ rule: (Life) -> Bool) { out[name] = Int64(lives.values.filter(rule).count) }
+        count("active") { $0.access(at: last) }
+        count("in_trial") { $0.span(at: last)?.state == "trial" }
+        count("in_grace_period") { $0.span(at: last)?.state == "grace" }
+        count("in_billing_retry") { $0.span(at: last)?.state == "retry" }
+        func inMonth(_ t: Int64) -> Bool { month.start <= t && t < month.end }
+        count("new") { life in life.spans.first { $0.state == "active" }.map { inMonth($0.from) } ?? false }
+        count("trials_started") { life in life.spans.contains { $0.state == "trial" && inMonth($0.from) } }
+        count("trials_converted") { life in
+            guard let first = life.spans.firstIndex(where: { $0.state == "active" }), first > 0 else { return false }
+            return life.spans[first - 1].state == "trial" && inMonth(life.spans[first].from)
+        }
+        count("churned") { life in
+            let instants = [month.start] + life.spans.flatMap { [$0.from, $0.to].compactMap { $0 } }.filter(inMonth)
+            return !life.access(at: last) && instants.contains { life.paid(at: $0) }
+        }
+        count("reactivated") { life in
+            life.access(at: last) && !life.access(at: month.start - 1) && life.spans.contains { ["active", "grace"].contains($0.state) && $0.from < month.start }
+        }
+        out["mrr"] = lives.values.compactMap { $0.mrr(at: last) }.reduce(0, +)
+        var movement = ["new": Int64(0), "expansion": 0, "contraction": 0, "churn": 0, "reactivation": 0]
+        for life in lives.values {
+            let (before, after) = (life.mrr(at: month.start - 1), life.mrr(at: last))
+            switch (before, after) {
+            case (nil, let a?):
+                let firstPaid = life.spans.first { $0.state == "active" }!.from
+                movement[firstPaid >= month.start ? "new" : "reactivation"]! += a
+            case (let b?, nil): movement["churn"]! += b
+            case (let b?, let a?) where a > b: movement["expansion"]! += a - b
+            case (let b?, let a?) where a < b: movement["contraction"]! += b - a
+            default: break
+            }
+        }
+        for (name, value) in movement { out["\(name)_minor"] = value }
+        return out
+    }
+
+    // MARK: - The scenario
+
+    @Test("trials that convert and not, an upgrade, churn, billing retry that recovers and not, reactivation, a refund and a consumable: every figure as the model says, traceable to its subscriptions, and a replay changes no byte")
+    func fourMonths() async throws {
+        let start = Date(timeIntervalSince1970: Double(Self.noon("01-05")) / 1000)
+        try await LedgerHarness.with(appleStart: start) { ledger in
+            func advance(to monthDay: String) async throws {
+                let target = Self.noon(monthDay)
+                let now = ledger.simulator.nowMilliseconds
+                if target > now { _ = try await ledger.simulator.advance(by: .milliseconds(target - now)) }
+                try await ledger.eventually("every notification is recorded", within: .seconds(60)) {
+                    try await ledger.count("AppleNotificationReceived")
+                        == Int64(ledger.simulator.sentNotifications.filter { $0.version == .v2 }.count)
+                }
+            }
+            var original: [String: String] = [:]
+            func buy(_ name: String, _ product: String) async throws -> PurchaseResult {
+                let (_, bought) = try await ledger.orderAndBuy(user: "fin-\(name)", product: product, appleId: "apple-fin-\(name)")
+                let answer = try await ledger.submit(user: "fin-\(name)", purchase: bought)
+                #expect(answer.status == 200, "\(name): \(answer.json)")
+                original[name] = bought.transaction.originalTransactionId
+                return bought
+            }
+
+            // 5 January: seven monthly plans start their 7-day trial, one yearly plan is paid,
+            // and a consumable is bought (a sale, never a subscription).
+            for name in ["a", "b", "c", "e", "f", "g", "j"] { _ = try await buy(name, Self.monthly) }
+            _ = try await buy("d", Self.yearly)
+            _ = try await buy("h", "com.example.coins100")
+            // b never pays: auto-renew off during the trial.
+            try await ledger.simulator.setAutoRenew(originalTransactionId: original["b"]!, enabled: false)
+            try await advance(to: "02-10")
+            // e and f: the card fails at the 12 February renewal (a 16-day grace period).
+            _ = try await ledger.simulator.setBillingFails(originalTransactionId: original["e"]!, true)
+            _ = try await ledger.simulator.setBillingFails(originalTransactionId: original["f"]!, true)
+            try await advance(to: "02-15")
+            // g will leave when its month runs out (12 March); c upgrades to the yearly plan.
+            try await ledger.simulator.setAutoRenew(originalTransactionId: original["g"]!, enabled: false)
+            // The upgrade is bought on the device: the app sends its receipt, as for any purchase.
+            let upgrade = try #require(try await ledger.simulator.changeProduct(originalTransactionId: original["c"]!, to: Self.yearly))
+            #expect(try await ledger.submit(user: "fin-c", purchase: upgrade).status == 200)
+            try await advance(to: "02-20")
+            // e's card works again within the grace period: recovered, a new period from today.
+            _ = try await ledger.simulator.setBillingFails(originalTransactionId: original["e"]!, false)
+            try await advance(to: "02-25")
+            // j's February renewal is refunded: access ends today.
+            let jRenewal = try ledger.simulator.subscription(original["j"]!).latestTransactionId
+            _ = try await ledger.simulator.refund(transactionId: jRenewal)
+            try await advance(to: "04-03")
+            // g comes back.
+            _ = try await buy("g", Self.monthly)
+            try await advance(to: "04-30")
+
+            // The model, from the scenario's dates.
+            let lives: [String: Life] = [
+                "a": Life(name: "a", spans: [("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("active", Self.noon("01-12"), nil, 499)]),
+                "b": Life(name: "b", spans: [("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("expired", Self.noon("01-12"), nil, nil)]),
+                "c": Life(name: "c", spans: [
+                    ("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("active", Self.noon("01-12"), Self.noon("02-15"), 499),
+                    ("active", Self.noon("02-15"), nil, 417),
+                ]),
+                "d": Life(name: "d", spans: [("active", Self.noon("01-05"), nil, 417)]),
+                "e": Life(name: "e", spans: [
+                    ("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("active", Self.noon("01-12"), Self.noon("02-12"), 499),
+                    ("grace", Self.noon("02-12"), Self.noon("02-20"), 499), ("active", Self.noon("02-20"), nil, 499),
+                ]),
+                "f": Life(name: "f", spans: [
+                    ("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("active", Self.noon("01-12"), Self.noon("02-12"), 499),
+                    ("grace", Self.noon("02-12"), Self.noon("02-28"), 499), ("retry", Self.noon("02-28"), Self.noon("04-13"), nil),
+                    ("expired", Self.noon("04-13"), nil, nil),
+                ]),
+                "g": Life(name: "g", spans: [
+                    ("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("active", Self.noon("01-12"), Self.noon("03-12"), 499),
+                    ("expired", Self.noon("03-12"), Self.noon("04-03"), nil), ("active", Self.noon("04-03"), nil, 499),
+                ]),
+                "j": Life(name: "j", spans: [
+                    ("trial", Self.noon("01-05"), Self.noon("01-12"), nil), ("active", Self.noon("01-12"), Self.noon("02-25"), 499),
+                    ("revoked", Self.noon("02-25"), nil, nil),
+                ]),
+            ]
+
+            let query = "from=2026-01-01&to=2026-04-30&interval=month"
+            let report = try await ledger.get("/v1/reports/subscriptions?\(query)", token: LedgerHarness.financeToken)
+            #expect(report.status == 200, "\(report.json)")
+            let points = try #require(report.json["points"] as? [[String: any Sendable]])
+            #expect(points.map { $0["period"] as? String } == Self.months.map(\.label))
+            for (point, month) in zip(points, Self.months) {
+                let model = Self.modelPoint(lives, month)
+                for figure in ["active", "in_trial", "in_grace_period", "in_billing_retry", "new", "churned", "reactivated", "trials_started", "trials_converted"] {
+                    #expect((point[figure] as? Int).map(Int64.init) == model[figure], "\(month.label) \(figure): ledger \(point[figure] ?? "nil"), model \(model[figure] ?? -1)")
+                }
+                let mrr = (point["mrr"] as? [[String: any Sendable]]) ?? []
+                #expect(mrr.count == 1 && mrr.first?["currency"] as? String == "USD", "\(month.label): \(mrr)")
+                #expect((mrr.first?["mrr_minor"] as? Int).map(Int64.init) == model["mrr"], "\(month.label) mrr: \(mrr), model \(model["mrr"]!)")
+                let movement = ((point["movement"] as? [[String: any Sendable]]) ?? []).first ?? [:]
+                for figure in ["new_minor", "expansion_minor", "contraction_minor", "churn_minor", "reactivation_minor"] {
+                    #expect(((movement[figure] as? Int).map(Int64.init) ?? 0) == model[figure], "\(month.label) \(figure): \(movement), model \(model[figure]!)")
+                }
+            }
+            // The same figures by hand, so a mistake shared by the model and the ledger shows.
+            #expect(points.map { (($0["mrr"] as? [[String: any Sendable]])?.first?["mrr_minor"] as? Int) ?? 0 } == [3411, 2331, 1832, 2331])
+            #expect(points.map { $0["churned"] as? Int } == [0, 2, 1, 0])
+            #expect(points.map { $0["reactivated"] as? Int } == [0, 0, 0, 1])
+            #expect(points.map { $0["in_billing_retry"] as? Int } == [0, 1, 1, 0])
+
+            // Traceable: each figure lists its subscriptions.
+            func drill(_ figure: String, _ period: String) async throws -> Set<String> {
+                let answer = try await ledger.get("/v1/reports/subscriptions?\(query)&figure=\(figure)&period=\(period)", token: LedgerHarness.financeToken)
+                #expect(answer.status == 200, "\(answer.json)")
+                return Set((answer.json["original_transaction_ids"] as? [String]) ?? [])
+            }
+            #expect(try await drill("churned", "2026-02") == [original["f"]!, original["j"]!])
+            #expect(try await drill("reactivated", "2026-04") == [original["g"]!])
+            #expect(try await drill("movement_contraction", "2026-02") == [original["c"]!])
+            #expect(try await drill("in_billing_retry", "2026-03") == [original["f"]!])
+            #expect(try await drill("trials_started", "2026-01") == Set(["a", "b", "c", "e", "f", "g", "j"].map { original[$0]! }))
+
+            // One product: c joins the yearly plan in February, as new there.
+            let yearly = try await ledger.get("/v1/reports/subscriptions?\(query)&product_id=\(Self.yearly)", token: LedgerHarness.financeToken)
+            let yearlyPoints = try #require(yearly.json["points"] as? [[String: any Sendable]])
+            #expect(yearlyPoints.map { $0["active"] as? Int } == [1, 2, 2, 2])
+            #expect(yearlyPoints.map { $0["new"] as? Int } == [1, 1, 0, 0])
+
+            // Refunds: sales by purchase day (the consumable counts, trials do not), refunds by the refund's.
+            let refunds = try await ledger.get("/v1/reports/refunds?\(query)", token: LedgerHarness.financeToken)
+            let refundPoints = try #require(refunds.json["points"] as? [[String: any Sendable]])
+            #expect(refundPoints.map { $0["sales"] as? Int } == [8, 6, 2, 3], "\(refundPoints)")
+            #expect(refundPoints.map { $0["refunds"] as? Int } == [0, 1, 0, 0], "\(refundPoints)")
+            #expect(refundPoints.map { "\($0["refund_rate"] ?? "")" } == ["0", "0.1667", "0", "0"], "\(refundPoints)")
+            let refunded = try #require((refundPoints[1]["refunded"] as? [[String: any Sendable]])?.first)
+            #expect(refunded["currency"] as? String == "USD" && refunded["amount_minor"] as? Int == 499)
+
+            // Cohorts: seven customers first paid in January (b never paid).
+            let cohorts = try await ledger.get("/v1/reports/cohorts?from=2026-01-01&to=2026-04-30", token: LedgerHarness.financeToken)
+            let cohort = try #require((cohorts.json["cohorts"] as? [[String: any Sendable]])?.first, "\(cohorts.json)")
+            #expect((cohorts.json["cohorts"] as? [[String: any Sendable]])?.count == 1)
+            #expect(cohort["cohort"] as? String == "2026-01" && cohort["customers"] as? Int == 7 && cohort["currency"] as? String == "USD")
+            #expect(cohort["retained"] as? [Int] == [7, 5, 4, 5], "\(cohort)")
+            #expect(cohort["revenue_minor"] as? [Int] == [7993, 14988, 15986, 17483], "\(cohort)")
+
+            // CSV: the same figures, money in major units.
+            let csv = try await ledger.openAPIExchange(.GET, "/v1/reports/subscriptions?\(query)&format=csv", token: LedgerHarness.financeToken)
+            #expect(csv.header("Content-Type")?.hasPrefix("text/csv") == true)
+            let lines = csv.text.components(separatedBy: "\r\n")
+            #expect(lines.first?.hasPrefix("period,active,in_trial,") == true)
+            #expect(lines.contains { $0.hasPrefix("2026-02,5,0,0,1,0,2,0,0,0,USD,23.31,") }, "\(lines)")
+
+            // A replay rebuilds every projection from the log: the reports do not change by a byte.
+            let paths = [
+                "/v1/reports/subscriptions?\(query)", "/v1/reports/subscriptions?\(query)&format=csv",
+                "/v1/reports/subscriptions?from=2026-01-01&to=2026-04-30&interval=week", "/v1/reports/cohorts?from=2026-01-01&to=2026-04-30",
+                "/v1/reports/refunds?\(query)", "/v1/reports/refunds?from=2026-01-01&to=2026-04-30&interval=day&format=csv",
+            ]
+            var before: [String: [UInt8]] = [:]
+            for path in paths { before[path] = Array(try await ledger.openAPIExchange(.GET, path, token: LedgerHarness.financeToken).body) }
+            let replay = try await ProjectionReplay(conninfo: ledger.conninfo, clock: ledger.server.service.clock, logger: Self.quiet).run(dryRun: false)
+            #expect(replay.changes.isEmpty, "\(replay.changes)")
+            for path in paths {
+                #expect(Array(try await ledger.openAPIExchange(.GET, path, token: LedgerHarness.financeToken).body) == before[path], "\(path) changed with the replay")
+            }
+        }
+    }
+}
+
+/// Days since 1970 of a civil date, for the scenario's instants (the tests' own arithmetic).
+enum ReportPeriodProbe {
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}
