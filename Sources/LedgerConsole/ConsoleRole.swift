@@ -9,7 +9,8 @@ public enum ConsoleRole: String, Sendable, Hashable {
         switch (self, area) {
         case (.finance, _): true
         case (.support, .lookup): true
-        case (.support, .revenue), (.support, .subscriptions), (.support, .reconciliation), (.support, .webhooks): false
+        case (.support, .revenue), (.support, .subscriptions), (.support, .mrr), (.support, .cohorts), (.support, .refunds), (.support, .reconciliation),
+             (.support, .webhooks): false
         }
     }
 
@@ -23,12 +24,15 @@ public enum ConsoleRole: String, Sendable, Hashable {
 
 /// The console's areas, one per navigation tab.
 enum ConsoleArea: String, Sendable, CaseIterable {
-    case revenue, subscriptions, lookup, reconciliation, webhooks
+    case revenue, subscriptions, mrr, cohorts, refunds, lookup, reconciliation, webhooks
 
     var title: String {
         switch self {
         case .revenue: "Revenue"
         case .subscriptions: "Subscriptions"
+        case .mrr: "MRR"
+        case .cohorts: "Cohorts"
+        case .refunds: "Refunds"
         case .lookup: "Look-up"
         case .reconciliation: "Reconciliation"
         case .webhooks: "Webhooks"

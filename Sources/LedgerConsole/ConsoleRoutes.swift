@@ -29,6 +29,9 @@ public struct ConsoleRoutes<Context: ConsoleRequestContext>: Sendable {
         router.post("console/sign-in") { request, context in await signIn(request, context) }
         router.post("console/sign-out") { request, context in await signOut(request, context) }
         RevenuePage(console: console).register(on: router, routes: self)
+        MRRPage(console: console).register(on: router, routes: self)
+        CohortsPage(console: console).register(on: router, routes: self)
+        RefundsPage(console: console).register(on: router, routes: self)
         SubscriptionsPage(console: console).register(on: router, routes: self)
         LookupPage(console: console).register(on: router, routes: self)
         ActForms(console: console).register(on: router, routes: self)

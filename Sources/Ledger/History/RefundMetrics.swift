@@ -71,10 +71,14 @@ public struct RefundMetrics: Sendable {
         }
     }
 
-    /// refunds ÷ sales in ten-thousandths, rounded half up, as a decimal; 0 without sales.
+    /// refunds ÷ sales as a decimal of 4 places, rounded half up; 0 without sales.
     static func rate(refunds: Int, sales: Int) -> Decimal {
+        Decimal(sign: .plus, exponent: -4, significand: Decimal(tenThousandths(refunds: refunds, sales: sales)))
+    }
+
+    /// refunds ÷ sales in ten-thousandths, rounded half up; 0 without sales.
+    public static func tenThousandths(refunds: Int, sales: Int) -> Int64 {
         guard sales > 0 else { return 0 }
-        let tenThousandths = (Int64(refunds) * 20_000 + Int64(sales)) / (Int64(sales) * 2)
-        return Decimal(sign: .plus, exponent: -4, significand: Decimal(tenThousandths))
+        return (Int64(refunds) * 20_000 + Int64(sales)) / (Int64(sales) * 2)
     }
 }

@@ -77,6 +77,22 @@ struct ConsoleBrowserTests {
                 try await browser.waitFor("#subscription-list")
                 #expect(try await browser.text("#subscription-list").contains(transactions[3]))
 
+                // MRR over time: the chart's point leads to the subscriptions it counts, and its
+                // CSV is the very bytes `report subscriptions --format csv` prints.
+                try await browser.go(ledger.base + "/console/mrr?from=\(from)&to=\(to)&interval=day&environment=Production")
+                #expect(try await browser.exists("svg.chart circle.mrr"))
+                try await browser.screenshot(to: Self.output.appendingPathComponent("mrr.png").path)
+                try await browser.click("#mrr-table tbody tr:last-child td:nth-child(2) a")
+                try await browser.waitFor("#drill-list")
+                #expect(try await browser.text("#drill-list").contains(transactions[3]))
+                try await browser.click("#download-csv")
+                let mrrCSV = try String(
+                    contentsOfFile: try await browser.waitForDownload(suffix: "subscriptions-Production-\(from)-\(to)-by-day.csv"), encoding: .utf8)
+                let reportCLI = try await CLIRun.run(
+                    ["report", "subscriptions", "--from", from, "--to", to, "--interval", "day", "--format", "csv"], databaseURL: ledger.conninfo)
+                #expect(reportCLI.status == 0, "\(reportCLI.stderr)")
+                #expect(mrrCSV == reportCLI.stdout)
+
                 // Look-up: a transaction's timeline, its chain verdict, and Apple's own body.
                 try await browser.go(ledger.base + "/console/lookup")
                 try await browser.type("#q", transactions[1])

@@ -180,9 +180,9 @@ import Testing
             }
             #expect(text.hasPrefix("{{% CONTENT_TYPE: CONSOLE_HTML}}"), "\(name) escapes with Mustache's own escaper, not the console's")
             let unescaped = text.components(separatedBy: "{{{").count - 1
-            // The revenue page's charts and the look-up's long tables are built (and escaped) in
-            // Swift: RevenueChart, LookupTablesHTML.
-            let allowed = ["revenue.mustache": ["{{{.}}}"], "lookup.mustache": ["{{{entitlementRows}}}", "{{{ownerships}}}", "{{{timelineRows}}}"]][name] ?? []
+            // The revenue, MRR and refunds pages' charts and the look-up's long tables are built
+            // (and escaped) in Swift: RevenueChart, HistoryCharts, LookupTablesHTML.
+            let allowed = ["revenue.mustache": ["{{{.}}}"], "mrr.mustache": ["{{{.}}}"], "refunds.mustache": ["{{{.}}}"], "lookup.mustache": ["{{{entitlementRows}}}", "{{{ownerships}}}", "{{{timelineRows}}}"]][name] ?? []
             #expect(unescaped == allowed.count && allowed.allSatisfy(text.contains), "\(name) writes \(unescaped) values unescaped")
         }
     }
@@ -203,6 +203,19 @@ import Testing
         Self.expectNoMarkup(html, "revenue template")
         for key in Self.hostile {
             #expect(html.contains("<td>\(Self.html(key))</td>"), "\(key)")
+        }
+    }
+
+    @Test("the finance-over-time charts show hostile periods, amounts and links as text")
+    func historyChartsEscapeEverything() {
+        let points = Self.hostile.map { HistoryCharts.Point(label: $0, value: 3, text: $0, href: "/console/mrr" + ConsoleLinks.query([("period", $0)])) }
+        let line = HistoryCharts.line(points, title: "<b>MRR</b>", cssClass: "mrr", maxLabel: { _ in "<i>" })
+        let stacked = HistoryCharts.stacked(
+            points.map { HistoryCharts.Stack(label: $0.label, up: [("new", $0)], down: [("churn", $0)]) }, title: "<b>x</b>", maxLabel: { _ in "<i>" })
+        for svg in [line, stacked] {
+            Self.expectNoMarkup(svg, "chart")
+            #expect(!svg.contains("<b>") && !svg.contains("<i>") && !svg.contains("<script"))
+            for text in Self.hostile { #expect(svg.contains(Self.html(text)), "\(text)") }
         }
     }
 
