@@ -27,6 +27,11 @@ enum ReplayBench {
     /// log gives each of 50,000 (about 400 timeline entries), in minutes rather than half an hour.
     static let users: Int64 = ProcessInfo.processInfo.environment["BENCH_USERS"].flatMap { Int64($0) }.map { max(1, $0) } ?? 50_000
 
+    /// `BENCH_OBSERVATIONS=1`: each subscription's log also holds the renewal states Apple signs
+    /// (what the finance reports' history reads); off by default, so the log every earlier
+    /// replay figure was measured on stays the same.
+    static let observations = ProcessInfo.processInfo.environment["BENCH_OBSERVATIONS"] == "1"
+
     /// The apps the grown log's purchases are sold in, in turn: `BENCH_APPS` of them (1 by
     /// default), each with the same catalog: the same product ids in every app.
     static let apps: [String] = {
@@ -142,6 +147,24 @@ enum ReplayBench {
                 ]))
             }
         }
+        if kind == .autoRenewable, observations {
+            // What Apple's notifications sign at each renewal; every second subscription's card
+            // fails after its last period: a grace period, then billing retry until Apple stops.
+            let end = at + 3 * 30 * 86_400_000
+            var signed = (1...2).map { RenewalObservation(
+                observedAtMs: at + Int64($0) * 30 * 86_400_000, autoRenew: true, autoRenewProductId: product, inBillingRetry: false,
+                gracePeriodExpiresMs: nil) }
+            if n % 12 == 0 {
+                signed.append(RenewalObservation(
+                    observedAtMs: end, autoRenew: true, autoRenewProductId: product, inBillingRetry: true, gracePeriodExpiresMs: end + 16 * 86_400_000))
+                signed.append(RenewalObservation(
+                    observedAtMs: end + 60 * 86_400_000, autoRenew: true, autoRenewProductId: product, inBillingRetry: false, gracePeriodExpiresMs: nil))
+            }
+            appends.append(LedgerAppend(stream: Streams.transaction(tx + "-renewals"), expectation: .noStream, events: signed.map {
+                .subscriptionObserved(SubscriptionObserved(
+                    originalTransactionId: tx, environment: "Production", entries: [], renewal: $0, source: "notification"))
+            }))
+        }
         if n % 40 == 7 {
             appends.append(LedgerAppend(stream: Streams.refund(tx), expectation: .noStream, events: [
                 .purchaseRefunded(PurchaseRefunded(
@@ -207,12 +230,14 @@ enum ReplayBench {
     ///
     /// `decoder` decodes each payload with `JSONDecoder` alone, as every fold did before
     /// PayloadValueDecoder: the figure to set beside this one, in the same run.
-    static func foldRate(store: EventStore, pageSize: Int = ProjectionReplay.defaultPageSize, decoder: Bool = false) async throws -> Double {
+    static func foldRate(
+        store: EventStore, pageSize: Int = ProjectionReplay.defaultPageSize, decoder: Bool = false, projections: [any Projection] = Projections.all
+    ) async throws -> Double {
         let started = ContinuousClock.now
         var position: Int64 = 0, events = 0, changes = 0
         // The webhook messages' fold too, its states kept in memory: the rebuild folds it (and
         // writes its states), so a floor without it would not bound the rebuild's work.
-        let folds = Projections.all.compactMap { $0 as? any FoldingProjection }.map { InMemoryFold($0) }
+        let folds = projections.compactMap { $0 as? any FoldingProjection }.map { InMemoryFold($0) }
         while true {
             let page = try await store.events(after: position, limit: pageSize)
             guard let last = page.last else { break }
@@ -220,7 +245,7 @@ enum ReplayBench {
                 let place = EventPlace(position: recorded.position, recordedAtMs: recorded.recordedAt.microsecondsSince1970 / 1000, hash: recorded.hash)
                 let event = decoder
                     ? try LedgerEvent.decodedByDecoder(type: recorded.type, payload: Data(recorded.payload.bytes)) : try recorded.ledgerEvent
-                for projection in Projections.all { changes += projection.changes(for: event, at: place).count }
+                for projection in projections { changes += projection.changes(for: event, at: place).count }
                 for fold in folds { changes += fold.fold(event, at: place) }
             }
             events += page.count

@@ -140,6 +140,10 @@ case "partition":
     try await PartitionBench.run(
         conninfo: conninfo, appendSeconds: Double(environment["BENCH_SECONDS"] ?? "") ?? 10,
         disputes: Int(environment["BENCH_DISPUTES"] ?? "") ?? 1_000)
+case "history":
+    // ledger-bench history [REQUESTS]: finance over time on the log replay-grow made.
+    guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
+    try await HistoryBench.run(conninfo: conninfo, requests: Int(arguments.dropFirst().first ?? "") ?? 20)
 case "console":
     // ledger-bench console [REQUESTS]: the console's pages on the log replay-grow made.
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
