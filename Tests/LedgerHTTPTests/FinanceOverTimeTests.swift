@@ -259,6 +259,31 @@ struct FinanceOverTimeTests {
             for path in paths {
                 #expect(Array(try await ledger.openAPIExchange(.GET, path, token: LedgerHarness.financeToken).body) == before[path], "\(path) changed with the replay")
             }
+
+            // The command line prints the API's own answers, and lists a figure's subscriptions.
+            func command(_ arguments: [String]) async throws -> CLIRun {
+                try await CLIRun.run(["report"] + arguments, databaseURL: ledger.conninfo)
+            }
+            let range = ["--from", "2026-01-01", "--to", "2026-04-30"]
+            let json = try await command(["subscriptions"] + range + ["--format", "json"])
+            #expect(json.status == 0, "\(json.stderr)")
+            #expect(json.stdout == String(decoding: before[paths[0]]!, as: UTF8.self) + "\n")
+            let csvOut = try await command(["subscriptions"] + range + ["--format", "csv"])
+            #expect(csvOut.stdout == String(decoding: before[paths[1]]!, as: UTF8.self))
+            let refundsCSV = try await command(["refunds"] + range + ["--interval", "day", "--format", "csv"])
+            #expect(refundsCSV.stdout == String(decoding: before[paths[5]]!, as: UTF8.self))
+            let table = try await command(["subscriptions"] + range)
+            #expect(table.status == 0 && table.stdout.contains("2026-02") && table.stdout.contains("23.31"), "\(table.stdout)")
+            let churnedIds = try await command(["subscriptions"] + range + ["--figure", "churned", "--period", "2026-02"])
+            #expect(Set(churnedIds.stdout.split(separator: "\n").map(String.init)) == [original["f"]!, original["j"]!])
+            let cohortIds = try await command(["cohorts"] + range + ["--cohort", "2026-01"])
+            #expect(cohortIds.stdout.split(separator: "\n").count == 7)
+            let badInterval = try await command(["subscriptions"] + range + ["--interval", "hour"])
+            #expect(badInterval.status == 2 && badInterval.stderr.contains("--interval"), "\(badInterval.stderr)")
+            let badCohort = try await command(["cohorts"] + range + ["--by", "week"])
+            #expect(badCohort.status == 2 && badCohort.stderr.contains("--by"), "\(badCohort.stderr)")
+            let badDate = try await command(["refunds", "--from", "2026-02-30", "--to", "2026-04-30"])
+            #expect(badDate.status == 2 && badDate.stderr.contains("2026-02-30"), "\(badDate.stderr)")
         }
     }
 }

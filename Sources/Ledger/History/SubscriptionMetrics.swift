@@ -127,88 +127,175 @@ public struct SubscriptionMetrics: Sendable {
     }
 
     public var points: [Point]
-    /// Per period (in `points`' order), each figure's original transaction ids, sorted.
-    public var members: [[Figure: [String]]]
+    /// What the drill-down reads: the histories and periods the points were counted from.
+    private let lives: [SubscriptionLife]
+    private let periods: [ReportPeriod]
 
+    /// Counts in one pass over each subscription's intervals, not over every period: the states
+    /// at periods' ends are added as differences over the periods each interval covers, and the
+    /// figures that need an event (new, churn, a trial, a conversion, a reactivation, movement)
+    /// are computed only for the periods holding one of the subscription's interval boundaries,
+    /// where alone they can be non-zero. `contribution(of:in:)` is the rule per period; the
+    /// tests check the pass against it period by period.
     public init(lives: [SubscriptionLife], periods: [ReportPeriod]) {
-        var sets = periods.map { _ in [Figure: [String]]() }
-        var mrr = periods.map { _ in [String: Int64]() }
+        self.lives = lives.sorted { $0.originalTransactionId < $1.originalTransactionId }
+        self.periods = periods
+        let count = periods.count
+        // Differences over periods: [a, b) gets +1, stored as +1 at a and −1 at b.
+        var states = [Figure: [Int]]()
+        for figure in [Figure.active, .inTrial, .inGracePeriod, .inBillingRetry] { states[figure] = Array(repeating: 0, count: count + 1) }
+        var mrrDiff: [String: [Int64]] = [:]
+        var payingDiff: [String: [Int]] = [:]
+        var events = periods.map { _ in [Figure: Int]() }
         var movement = periods.map { _ in [String: Movement]() }
-        for life in lives.sorted(by: { $0.originalTransactionId < $1.originalTransactionId }) {
-            guard let first = life.intervals.first?.startMs else { continue }
-            let id = life.originalTransactionId
-            let firstPaid = life.firstPaidMs
-            let conversion = life.conversionMs
-            let trials = life.trialStartsMs
-            let churns = life.paidAccessEndsMs
-            for (index, period) in periods.enumerated() where period.endMs > first {
-                func add(_ figure: Figure) { sets[index][figure, default: []].append(id) }
-                func within(_ instant: Int64) -> Bool { period.startMs <= instant && instant < period.endMs }
-                let end = life.state(at: period.lastMs)
-                let accessAtEnd = end?.state.givesAccess ?? false
-                let accessAtStart = life.hasAccess(at: period.startMs - 1)
-                switch end?.state {
-                case .trial?: add(.active); add(.inTrial)
-                case .active?: add(.active)
-                case .gracePeriod?: add(.active); add(.inGracePeriod)
-                case .billingRetry?: add(.inBillingRetry)
-                default: break
+        for life in self.lives {
+            for interval in life.intervals {
+                // The periods whose last instant the interval holds.
+                let a = Self.firstPeriod(endingAfter: interval.startMs, in: periods)
+                let b = interval.endMs.map { Self.firstPeriod(endingAfter: $0, in: periods) } ?? count
+                guard a < b else { continue }
+                var figures: [Figure] = []
+                switch interval.state {
+                case .trial: figures = [.active, .inTrial]
+                case .active: figures = [.active]
+                case .gracePeriod: figures = [.active, .inGracePeriod]
+                case .billingRetry: figures = [.inBillingRetry]
+                case .expired, .revoked: break
                 }
-                if let firstPaid, within(firstPaid) { add(.new) }
-                if let conversion, within(conversion) { add(.trialsConverted) }
-                if trials.contains(where: within) { add(.trialsStarted) }
-                if !accessAtEnd, churns.contains(where: within) { add(.churned) }
-                if accessAtEnd, !accessAtStart, churns.contains(where: { $0 < period.startMs }) { add(.reactivated) }
-
-                let before = life.mrr(at: period.startMs - 1)
-                let after = life.mrr(at: period.lastMs)
-                if let after {
-                    add(.mrr)
-                    mrr[index][after.currency, default: 0] += after.minorUnits
+                for figure in figures {
+                    states[figure]![a] += 1
+                    states[figure]![b] -= 1
                 }
-                func move(_ currency: String, _ figure: Figure, _ change: (inout Movement) -> Void) {
-                    change(&movement[index][currency, default: Movement(currency: currency)])
-                    add(figure)
+                if interval.state.isPaid, let monthly = interval.monthly {
+                    mrrDiff[monthly.currency, default: Array(repeating: 0, count: count + 1)][a] += monthly.minorUnits
+                    mrrDiff[monthly.currency]![b] -= monthly.minorUnits
+                    // How many pay in the currency: a currency is listed while someone does.
+                    payingDiff[monthly.currency, default: Array(repeating: 0, count: count + 1)][a] += 1
+                    payingDiff[monthly.currency]![b] -= 1
                 }
-                switch (before, after) {
-                case (nil, let a?):
-                    if let firstPaid, firstPaid >= period.startMs {
-                        move(a.currency, .movementNew) { $0.newMinor += a.minorUnits }
-                    } else {
-                        move(a.currency, .movementReactivation) { $0.reactivationMinor += a.minorUnits }
-                    }
-                case (let b?, nil):
-                    move(b.currency, .movementChurn) { $0.churnMinor += b.minorUnits }
-                case (let b?, let a?) where b.currency != a.currency:
-                    // A price in another currency: the old one contracts whole, the new one expands.
-                    move(b.currency, .movementContraction) { $0.contractionMinor += b.minorUnits }
-                    move(a.currency, .movementExpansion) { $0.expansionMinor += a.minorUnits }
-                case (let b?, let a?) where a.minorUnits > b.minorUnits:
-                    move(a.currency, .movementExpansion) { $0.expansionMinor += a.minorUnits - b.minorUnits }
-                case (let b?, let a?) where a.minorUnits < b.minorUnits:
-                    move(a.currency, .movementContraction) { $0.contractionMinor += b.minorUnits - a.minorUnits }
-                default: break
+            }
+            let facts = Facts(life)
+            var seen = Set<Int>()
+            for interval in life.intervals {
+                for instant in [interval.startMs, interval.endMs].compactMap({ $0 }) {
+                    guard let index = Self.period(holding: instant, in: periods), seen.insert(index).inserted else { continue }
+                    let contribution = Self.contribution(of: life, facts: facts, in: periods[index])
+                    for figure in contribution.figures where !Self.stateFigures.contains(figure) { events[index][figure, default: 0] += 1 }
+                    for (currency, change) in contribution.movement { change(&movement[index][currency, default: Movement(currency: currency)]) }
                 }
             }
         }
-        // Lives are taken in id order and each adds a figure at most once a period: the lists are
-        // sorted and without repeats as they stand.
-        members = sets
-        points = periods.indices.map { i in
-            let count = { (figure: Figure) in sets[i][figure]?.count ?? 0 }
-            return Point(
-                period: periods[i].label, active: count(.active), inTrial: count(.inTrial), inGracePeriod: count(.inGracePeriod),
+        var running = [Figure: Int](), mrrRunning = [String: Int64](), payingRunning = [String: Int]()
+        var points: [Point] = []
+        for (index, period) in periods.enumerated() {
+            for (figure, diffs) in states { running[figure, default: 0] += diffs[index] }
+            for (currency, diffs) in mrrDiff { mrrRunning[currency, default: 0] += diffs[index] }
+            for (currency, diffs) in payingDiff { payingRunning[currency, default: 0] += diffs[index] }
+            func count(_ figure: Figure) -> Int { Self.stateFigures.contains(figure) ? running[figure] ?? 0 : events[index][figure] ?? 0 }
+            points.append(Point(
+                period: period.label, active: count(.active), inTrial: count(.inTrial), inGracePeriod: count(.inGracePeriod),
                 inBillingRetry: count(.inBillingRetry), new: count(.new), churned: count(.churned), reactivated: count(.reactivated),
                 trialsStarted: count(.trialsStarted), trialsConverted: count(.trialsConverted),
-                mrr: mrr[i].keys.sorted().map { CurrencyMRR(currency: $0, mrrMinor: mrr[i][$0]!) },
-                movement: movement[i].keys.sorted().map { movement[i][$0]! })
+                mrr: payingRunning.keys.sorted().filter { payingRunning[$0]! > 0 }.map { CurrencyMRR(currency: $0, mrrMinor: mrrRunning[$0]!) },
+                movement: movement[index].keys.sorted().map { movement[index][$0]! }))
+        }
+        self.points = points
+    }
+
+    /// The figures that are states at a period's end (counted over intervals, not events).
+    static let stateFigures: Set<Figure> = [.active, .inTrial, .inGracePeriod, .inBillingRetry, .mrr]
+
+    /// The original transaction ids behind `figure` in the period labelled `period`; nil when
+    /// the report has no such period. Computed now, from the rule per period.
+    public func originals(of figure: Figure, in period: String) -> [String]? {
+        guard let found = periods.first(where: { $0.label == period }) else { return nil }
+        return lives.filter { life in
+            Self.contribution(of: life, facts: Facts(life), in: found).figures.contains(figure)
+        }.map(\.originalTransactionId)
+    }
+
+    /// What a subscription knows of itself once, for every period.
+    struct Facts {
+        var firstPaid: Int64?
+        var conversion: Int64?
+        var trials: [Int64]
+        var churns: [Int64]
+
+        init(_ life: SubscriptionLife) {
+            firstPaid = life.firstPaidMs
+            conversion = life.conversionMs
+            trials = life.trialStartsMs
+            churns = life.paidAccessEndsMs
         }
     }
 
-    /// The original transaction ids behind `figure` in the period labelled `period`; nil when
-    /// the report has no such period.
-    public func originals(of figure: Figure, in period: String) -> [String]? {
-        guard let index = points.firstIndex(where: { $0.period == period }) else { return nil }
-        return members[index][figure] ?? []
+    /// What one subscription adds to one period: the figures that count it, and its movement
+    /// per currency. The rule every figure follows (see the type's comment).
+    static func contribution(
+        of life: SubscriptionLife, facts: Facts, in period: ReportPeriod
+    ) -> (figures: [Figure], movement: [(String, (inout Movement) -> Void)]) {
+        var figures: [Figure] = []
+        var moves: [(String, (inout Movement) -> Void)] = []
+        func within(_ instant: Int64) -> Bool { period.startMs <= instant && instant < period.endMs }
+        let end = life.state(at: period.lastMs)
+        let accessAtEnd = end?.state.givesAccess ?? false
+        let accessAtStart = life.hasAccess(at: period.startMs - 1)
+        switch end?.state {
+        case .trial?: figures += [.active, .inTrial]
+        case .active?: figures += [.active]
+        case .gracePeriod?: figures += [.active, .inGracePeriod]
+        case .billingRetry?: figures += [.inBillingRetry]
+        default: break
+        }
+        if let firstPaid = facts.firstPaid, within(firstPaid) { figures.append(.new) }
+        if let conversion = facts.conversion, within(conversion) { figures.append(.trialsConverted) }
+        if facts.trials.contains(where: within) { figures.append(.trialsStarted) }
+        if !accessAtEnd, facts.churns.contains(where: within) { figures.append(.churned) }
+        if accessAtEnd, !accessAtStart, facts.churns.contains(where: { $0 < period.startMs }) { figures.append(.reactivated) }
+
+        let before = life.mrr(at: period.startMs - 1)
+        let after = life.mrr(at: period.lastMs)
+        if after != nil { figures.append(.mrr) }
+        func move(_ currency: String, _ figure: Figure, _ change: @escaping (inout Movement) -> Void) {
+            moves.append((currency, change))
+            figures.append(figure)
+        }
+        switch (before, after) {
+        case (nil, let a?):
+            if let firstPaid = facts.firstPaid, firstPaid >= period.startMs {
+                move(a.currency, .movementNew) { $0.newMinor += a.minorUnits }
+            } else {
+                move(a.currency, .movementReactivation) { $0.reactivationMinor += a.minorUnits }
+            }
+        case (let b?, nil):
+            move(b.currency, .movementChurn) { $0.churnMinor += b.minorUnits }
+        case (let b?, let a?) where b.currency != a.currency:
+            // A price in another currency: the old one contracts whole, the new one expands.
+            move(b.currency, .movementContraction) { $0.contractionMinor += b.minorUnits }
+            move(a.currency, .movementExpansion) { $0.expansionMinor += a.minorUnits }
+        case (let b?, let a?) where a.minorUnits > b.minorUnits:
+            move(a.currency, .movementExpansion) { $0.expansionMinor += a.minorUnits - b.minorUnits }
+        case (let b?, let a?) where a.minorUnits < b.minorUnits:
+            move(a.currency, .movementContraction) { $0.contractionMinor += b.minorUnits - a.minorUnits }
+        default: break
+        }
+        return (figures, moves)
+    }
+
+    /// The index of the first period ending after `instant` (whose last instant is at or after
+    /// it); `periods.count` when none does.
+    static func firstPeriod(endingAfter instant: Int64, in periods: [ReportPeriod]) -> Int {
+        var low = 0, high = periods.count
+        while low < high {
+            let mid = (low + high) / 2
+            if periods[mid].endMs > instant { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+
+    /// The index of the period holding `instant`, if one does.
+    static func period(holding instant: Int64, in periods: [ReportPeriod]) -> Int? {
+        let index = firstPeriod(endingAfter: instant, in: periods)
+        return index < periods.count && periods[index].startMs <= instant ? index : nil
     }
 }
