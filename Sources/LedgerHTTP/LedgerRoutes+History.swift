@@ -33,10 +33,7 @@ extension LedgerRoutes {
         let report = try await reads(for: request).subscriptionsReport(query)
         let parameters = request.uri.queryParameters
         if let figureText = parameters.get("figure") {
-            guard let figure = SubscriptionMetrics.Figure(rawValue: figureText) else {
-                throw APIError.invalidRequest(
-                    "figure is one of \(SubscriptionMetrics.Figure.allCases.map(\.rawValue).joined(separator: ", ")), not \(figureText)")
-            }
+            let figure: SubscriptionMetrics.Figure = try drillFigure(figureText)
             let period = try drillPeriod(parameters.get("period"), in: report.points.map(\.period))
             return try JSONResponse.make(DrillDown(
                 report: "subscriptions", period: period, figure: figure.rawValue,
@@ -76,9 +73,7 @@ extension LedgerRoutes {
         let report = try await reads(for: request).refundsReport(query)
         let parameters = request.uri.queryParameters
         if let figureText = parameters.get("figure") {
-            guard let figure = RefundMetrics.Figure(rawValue: figureText) else {
-                throw APIError.invalidRequest("figure is sales or refunds, not \(figureText)")
-            }
+            let figure: RefundMetrics.Figure = try drillFigure(figureText)
             let periods = report.points.map(\.period)
             let period = try drillPeriod(parameters.get("period"), in: periods)
             let index = periods.firstIndex(of: period)!
@@ -116,6 +111,13 @@ extension LedgerRoutes {
         } catch {
             throw APIError.invalidRequest(error.message)
         }
+    }
+
+    private func drillFigure<Figure: RawRepresentable & CaseIterable>(_ text: String) throws -> Figure where Figure.RawValue == String {
+        guard let figure = Figure(rawValue: text) else {
+            throw APIError.invalidRequest("figure is one of \(Figure.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
+        }
+        return figure
     }
 
     private func drillPeriod(_ period: String?, in periods: [String]) throws -> String {

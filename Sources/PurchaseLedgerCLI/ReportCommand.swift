@@ -68,28 +68,18 @@ struct ReportCommand: AsyncParsableCommand {
         @Option(help: "day, week or month")
         var interval: String = "month"
 
-        @Option(help: "List the subscriptions behind one figure (active, in_trial, new, churned, mrr, movement_churn, …)")
-        var figure: String?
-
-        @Option(help: "The period of --figure (YYYY-MM-DD, the week's Monday, or YYYY-MM)")
-        var period: String?
+        @OptionGroup var drill: Drill
 
         func validate() throws {
             _ = try options.query(interval: interval)
-            if let figure, SubscriptionMetrics.Figure(rawValue: figure) == nil {
-                throw ValidationError("--figure is one of \(SubscriptionMetrics.Figure.allCases.map(\.rawValue).joined(separator: ", ")), not \(figure)")
-            }
-            if (figure == nil) != (period == nil) { throw ValidationError("--figure and --period go together") }
+            try drill.check(SubscriptionMetrics.Figure.allCases.map(\.rawValue))
         }
 
         func run() async throws {
             let query = try options.query(interval: interval)
             let report = try await options.read("subscriptions") { try await $0.subscriptionsReport(query) }
-            if let figure = figure.flatMap(SubscriptionMetrics.Figure.init(rawValue:)), let period {
-                guard let ids = report.originals(of: figure, in: period) else {
-                    throw ValidationError("--period \(period) is not one of this report's (\(report.points.first?.period ?? "") … \(report.points.last?.period ?? ""))")
-                }
-                print(ids.joined(separator: "\n"), terminator: ids.isEmpty ? "" : "\n")
+            if let figure = drill.figure.flatMap(SubscriptionMetrics.Figure.init(rawValue:)), let period = drill.period {
+                try Drill.print(report.originals(of: figure, in: period), period: period, of: report.points.map(\.period))
                 return
             }
             switch options.format {
@@ -150,27 +140,19 @@ struct ReportCommand: AsyncParsableCommand {
         @Option(help: "day, week or month")
         var interval: String = "month"
 
-        @Option(help: "sales or refunds")
-        var figure: String?
-
-        @Option(help: "The period of --figure")
-        var period: String?
+        @OptionGroup var drill: Drill
 
         func validate() throws {
             _ = try options.query(interval: interval)
-            if let figure, RefundMetrics.Figure(rawValue: figure) == nil { throw ValidationError("--figure is sales or refunds, not \(figure)") }
-            if (figure == nil) != (period == nil) { throw ValidationError("--figure and --period go together") }
+            try drill.check(RefundMetrics.Figure.allCases.map(\.rawValue))
         }
 
         func run() async throws {
             let query = try options.query(interval: interval)
             let report = try await options.read("refunds") { try await $0.refundsReport(query) }
-            if let figure = figure.flatMap(RefundMetrics.Figure.init(rawValue:)), let period {
-                guard let index = report.points.firstIndex(where: { $0.period == period }) else {
-                    throw ValidationError("--period \(period) is not one of this report's")
-                }
-                let ids = report.members[index][figure] ?? []
-                print(ids.joined(separator: "\n"), terminator: ids.isEmpty ? "" : "\n")
+            if let figure = drill.figure.flatMap(RefundMetrics.Figure.init(rawValue:)), let period = drill.period {
+                let periods = report.points.map(\.period)
+                try Drill.print(periods.firstIndex(of: period).map { report.members[$0][figure] ?? [] }, period: period, of: periods)
                 return
             }
             switch options.format {
@@ -181,6 +163,32 @@ struct ReportCommand: AsyncParsableCommand {
                 print(ReportTable.render(HistoryCSV.refundColumns, HistoryCSV.refundRows(report), left: [0, 4]), terminator: "")
             }
         }
+    }
+}
+
+/// `--figure F --period P`: the original transaction ids behind one figure of one period, one
+/// per line, for `purchase-ledger dispute`.
+struct Drill: ParsableArguments {
+    @Option(help: "List the original transaction ids behind one figure (a count, or for subscriptions mrr and movement_new … movement_reactivation)")
+    var figure: String?
+
+    @Option(help: "The period of --figure, as the report labels it (YYYY-MM-DD, a week's Monday, or YYYY-MM)")
+    var period: String?
+
+    /// Refuses a figure not among `figures`, and one option without the other.
+    func check(_ figures: [String]) throws {
+        if let figure, !figures.contains(figure) {
+            throw ValidationError("--figure is one of \(figures.joined(separator: ", ")), not \(figure)")
+        }
+        if (figure == nil) != (period == nil) { throw ValidationError("--figure and --period go together") }
+    }
+
+    /// Prints `ids`, or refuses a period the report does not hold (`ids` nil).
+    static func print(_ ids: [String]?, period: String, of periods: [String]) throws {
+        guard let ids else {
+            throw ValidationError("--period \(period) is not one of this report's (\(periods.first ?? "") … \(periods.last ?? ""))")
+        }
+        Swift.print(ids.joined(separator: "\n"), terminator: ids.isEmpty ? "" : "\n")
     }
 }
 

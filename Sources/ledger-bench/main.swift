@@ -143,7 +143,8 @@ case "partition":
 case "history":
     // ledger-bench history [REQUESTS]: finance over time on the log replay-grow made.
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }
-    try await HistoryBench.run(conninfo: conninfo, requests: Int(arguments.dropFirst().first ?? "") ?? 20)
+    try await HistoryBench.run(
+        conninfo: conninfo, requests: Int(arguments.dropFirst().first ?? "") ?? 20, rounds: Int(environment["BENCH_HISTORY_ROUNDS"] ?? "") ?? 3)
 case "console":
     // ledger-bench console [REQUESTS]: the console's pages on the log replay-grow made.
     guard let conninfo = environment["DATABASE_URL"] else { exit(2) }

@@ -168,7 +168,7 @@ import Testing
         #expect(Self.history(entries, observations, prices: prices) == expected)
         #expect(Self.history(entries.reversed(), observations.reversed(), prices: prices) == expected)
         for seed in UInt64(1)...20 {
-            var generator = SeededGenerator(state: seed)
+            var generator = SplitMix64(seed: seed)
             let shuffledEntries = entries.shuffled(using: &generator)
             let shuffledObservations = observations.shuffled(using: &generator)
             #expect(Self.history(shuffledEntries, shuffledObservations, prices: prices) == expected, "seed \(seed)")
@@ -344,19 +344,6 @@ import Testing
         for cohort in cohorts.cohorts {
             #expect(cohort.revenueMinor.count == cohort.retained.count)
             #expect(zip(cohort.revenueMinor, cohort.revenueMinor.dropFirst()).allSatisfy { $0 <= $1 })
-        }
-    }
-
-    /// A deterministic generator (SplitMix64), so a failing shuffle can be replayed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 }
