@@ -65,18 +65,15 @@ struct ReportCommand: AsyncParsableCommand {
 
         @OptionGroup var options: Options
 
-        @Option(help: "day, week or month")
-        var interval: String = "month"
-
         @OptionGroup var drill: Drill
 
         func validate() throws {
-            _ = try options.query(interval: interval)
+            _ = try options.query(interval: drill.interval)
             try drill.check(SubscriptionMetrics.Figure.allCases.map(\.rawValue))
         }
 
         func run() async throws {
-            let query = try options.query(interval: interval)
+            let query = try options.query(interval: drill.interval)
             let report = try await options.read("subscriptions") { try await $0.subscriptionsReport(query) }
             if let figure = drill.figure.flatMap(SubscriptionMetrics.Figure.init(rawValue:)), let period = drill.period {
                 try Drill.print(report.originals(of: figure, in: period), period: period, of: report.points.map(\.period))
@@ -137,18 +134,15 @@ struct ReportCommand: AsyncParsableCommand {
 
         @OptionGroup var options: Options
 
-        @Option(help: "day, week or month")
-        var interval: String = "month"
-
         @OptionGroup var drill: Drill
 
         func validate() throws {
-            _ = try options.query(interval: interval)
+            _ = try options.query(interval: drill.interval)
             try drill.check(RefundMetrics.Figure.allCases.map(\.rawValue))
         }
 
         func run() async throws {
-            let query = try options.query(interval: interval)
+            let query = try options.query(interval: drill.interval)
             let report = try await options.read("refunds") { try await $0.refundsReport(query) }
             if let figure = drill.figure.flatMap(RefundMetrics.Figure.init(rawValue:)), let period = drill.period {
                 let periods = report.points.map(\.period)
@@ -166,9 +160,12 @@ struct ReportCommand: AsyncParsableCommand {
     }
 }
 
-/// `--figure F --period P`: the original transaction ids behind one figure of one period, one
-/// per line, for `purchase-ledger dispute`.
+/// `--interval`, and `--figure F --period P`: the original transaction ids behind one figure
+/// of one period, one per line, for `purchase-ledger dispute`.
 struct Drill: ParsableArguments {
+    @Option(help: "day, week or month")
+    var interval: String = "month"
+
     @Option(help: "List the original transaction ids behind one figure (a count, or for subscriptions mrr and movement_new … movement_reactivation)")
     var figure: String?
 
