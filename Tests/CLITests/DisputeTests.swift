@@ -10,8 +10,17 @@ struct DisputeTests {
         try await TestDatabase.withSchema { conninfo, pool in
             let demo = try await ToolRun.demo(databaseURL: conninfo)
             #expect(demo.status == 0, "\(demo.output)")
+            // The first refund of a purchase the ledger delivered, in log order. An unordered
+            // LIMIT 1 took whichever refund the heap gave first: under a loaded CI run that was once
+            // a transaction whose timeline holds only its refund's few events.
             let refunded: String = try await pool.withConnection {
-                try $0.query("SELECT payload->>'transaction_id' FROM events WHERE event_type = 'PurchaseRefunded' LIMIT 1")[0].decode(0)
+                try $0.query("""
+                    SELECT r.payload->>'transaction_id' FROM events r
+                    WHERE r.event_type = 'PurchaseRefunded'
+                      AND EXISTS (SELECT 1 FROM events d WHERE d.event_type = 'PurchaseDelivered'
+                                  AND d.payload->>'transaction_id' = r.payload->>'transaction_id')
+                    ORDER BY r.position LIMIT 1
+                    """)[0].decode(0)
             }
             let story = try await ToolRun.run(["dispute", refunded], databaseURL: conninfo)
             #expect(story.status == 0, "\(story.output)")

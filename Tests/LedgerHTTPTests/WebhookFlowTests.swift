@@ -186,7 +186,9 @@ struct WebhookFlowTests {
             #expect(try await ledger.submit(user: "w-carol", purchase: coins).outcome == "delivered")
             let spend = try await ledger.post("/v1/users/w-carol/spend", ["unit": "coins", "amount": 10, "spend_id": "w-s2"])
             #expect(spend.status == 200)
-            try await ledger.eventually("the first message is refused at least twice") {
+            // A deadline, not a sleep: the second refusal comes after the first retry's backoff,
+            // which a loaded CI machine once stretched past 20 s.
+            try await ledger.eventually("the first message is refused at least twice", within: .seconds(90)) {
                 receiver.arrivals.filter { $0.status == 500 }.count >= 2
             }
             let status = try await ledger.pool.withConnection { try WebhookStatus.endpoints(on: $0) }
