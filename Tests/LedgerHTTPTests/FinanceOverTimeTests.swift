@@ -99,6 +99,25 @@ struct FinanceOverTimeTests {
         return out
     }
 
+    /// Each point's figures equal the model's for the same period.
+    static func expect(_ points: [[String: any Sendable]], match lives: [String: Life], over periods: [Month]) {
+        #expect(points.map { $0["period"] as? String } == periods.map(\.label))
+        for (point, month) in zip(points, periods) {
+            let model = modelPoint(lives, month)
+            for figure in ["active", "in_trial", "in_grace_period", "in_billing_retry", "new", "churned", "reactivated", "trials_started", "trials_converted"] {
+                #expect((point[figure] as? Int).map(Int64.init) == model[figure], "\(month.label) \(figure): ledger \(point[figure] ?? "nil"), model \(model[figure] ?? -1)")
+            }
+            // Before anyone pays (the first days of January) no currency is listed.
+            let mrr = (point["mrr"] as? [[String: any Sendable]]) ?? []
+            #expect(mrr.count == (model["mrr"] == 0 ? 0 : 1) && mrr.allSatisfy { $0["currency"] as? String == "USD" }, "\(month.label): \(mrr)")
+            #expect((mrr.first?["mrr_minor"] as? Int).map(Int64.init) ?? 0 == model["mrr"], "\(month.label) mrr: \(mrr), model \(model["mrr"]!)")
+            let movement = ((point["movement"] as? [[String: any Sendable]]) ?? []).first ?? [:]
+            for figure in ["new_minor", "expansion_minor", "contraction_minor", "churn_minor", "reactivation_minor"] {
+                #expect(((movement[figure] as? Int).map(Int64.init) ?? 0) == model[figure], "\(month.label) \(figure): \(movement), model \(model[figure]!)")
+            }
+        }
+    }
+
     // MARK: - The scenario
 
     @Test("trials that convert and not, an upgrade, churn, billing retry that recovers and not, reactivation, a refund and a consumable: every figure as the model says, traceable to its subscriptions, and a replay changes no byte")
@@ -184,20 +203,16 @@ struct FinanceOverTimeTests {
             let report = try await ledger.get("/v1/reports/subscriptions?\(query)", token: LedgerHarness.financeToken)
             #expect(report.status == 200, "\(report.json)")
             let points = try #require(report.json["points"] as? [[String: any Sendable]])
-            #expect(points.map { $0["period"] as? String } == Self.months.map(\.label))
-            for (point, month) in zip(points, Self.months) {
-                let model = Self.modelPoint(lives, month)
-                for figure in ["active", "in_trial", "in_grace_period", "in_billing_retry", "new", "churned", "reactivated", "trials_started", "trials_converted"] {
-                    #expect((point[figure] as? Int).map(Int64.init) == model[figure], "\(month.label) \(figure): ledger \(point[figure] ?? "nil"), model \(model[figure] ?? -1)")
-                }
-                let mrr = (point["mrr"] as? [[String: any Sendable]]) ?? []
-                #expect(mrr.count == 1 && mrr.first?["currency"] as? String == "USD", "\(month.label): \(mrr)")
-                #expect((mrr.first?["mrr_minor"] as? Int).map(Int64.init) == model["mrr"], "\(month.label) mrr: \(mrr), model \(model["mrr"]!)")
-                let movement = ((point["movement"] as? [[String: any Sendable]]) ?? []).first ?? [:]
-                for figure in ["new_minor", "expansion_minor", "contraction_minor", "churn_minor", "reactivation_minor"] {
-                    #expect(((movement[figure] as? Int).map(Int64.init) ?? 0) == model[figure], "\(month.label) \(figure): \(movement), model \(model[figure]!)")
-                }
+            Self.expect(points, match: lives, over: Self.months)
+            // And by day, every day of the four months: an upgrade hands its time on with no gap
+            // (no churn the day c upgrades), a grace period ends at its instant, not a month's end.
+            let byDay = try await ledger.get("/v1/reports/subscriptions?from=2026-01-01&to=2026-04-30&interval=day", token: LedgerHarness.financeToken)
+            let days = (Int64(0)..<120).map { index in
+                let start = Self.noon("01-01") - Self.day / 2 + index * Self.day
+                return Month(label: RevenueDay.of(start), start: start, end: start + Self.day)
             }
+            Self.expect(try #require(byDay.json["points"] as? [[String: any Sendable]]), match: lives, over: days)
+
             // The same figures by hand, so a mistake shared by the model and the ledger shows.
             #expect(points.map { (($0["mrr"] as? [[String: any Sendable]])?.first?["mrr_minor"] as? Int) ?? 0 } == [3411, 2331, 1832, 2331])
             #expect(points.map { $0["churned"] as? Int } == [0, 2, 1, 0])

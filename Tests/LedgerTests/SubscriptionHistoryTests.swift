@@ -130,16 +130,35 @@ import Testing
     }
 
     @Test func anUpgradedTransactionGivesItsTimeToTheNewPlan() {
-        // Rule: the upgraded transaction is ignored (no revoked interval, no `pro` period); the
-        // new plan's transaction covers from its own start.
+        // Rule: the upgraded transaction counts until the upgrade (its cancellation is no
+        // refund: nothing is revoked, there is no gap); the new plan's covers from its own start.
         let entries = [
             Self.entry("old", 0..<31, product: "pro", cancelledAt: 10, upgraded: true),
             Self.entry("new", 10..<41, product: "pro_plus"),
         ]
-        #expect(Self.history(entries, prices: ["new": 999]) == [
+        let expected = [
+            Self.interval(.active, 0, 10, product: "pro", monthly: 499),
             Self.interval(.active, 10, 41, product: "pro_plus", monthly: 999),
             Self.interval(.expired, 41, nil, product: "pro_plus"),
-        ])
+        ]
+        #expect(Self.history(entries, prices: ["old": 499, "new": 999]) == expected)
+        // Apple's receipt may name the upgrade without a cancellation date: the old period still
+        // ends where the new one begins.
+        let undated = [Self.entry("old", 0..<31, product: "pro", upgraded: true), Self.entry("new", 10..<41, product: "pro_plus")]
+        #expect(Self.history(undated, prices: ["old": 499, "new": 999]) == expected)
+    }
+
+    @Test func aTrialWhoseFirstChargeFailsIsNotChurn() {
+        // Rule: a trial, then the grace period of its failed first charge, then expiry: an
+        // unconverted trial. No churn, no MRR (no price was ever paid), no conversion.
+        let entries = [Self.entry("t", 0..<7, trial: true)]
+        let observations = [Self.observation(7, retry: true, graceUntil: 10), Self.observation(30, retry: false)]
+        let intervals = SubscriptionHistory.intervals(entries: entries, observations: observations) { _ in Money(minorUnits: 499, currency: "USD") }
+        #expect(intervals.map(\.state) == [.trial, .gracePeriod, .billingRetry, .expired])
+        let life = SubscriptionLife(originalTransactionId: "o", userId: "u", intervals: intervals)
+        #expect(life.paidAccessEndsMs.isEmpty)
+        #expect(life.conversionMs == nil && life.firstPaidMs == nil)
+        #expect(life.mrr(at: Self.at(8)) == nil)
     }
 
     @Test func theIntervalsDoNotDependOnTheOrderGiven() {

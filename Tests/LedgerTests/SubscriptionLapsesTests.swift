@@ -34,6 +34,12 @@ import Testing
         // Upgraded on day 10: the new plan's period starts then, no lapse.
         let upgraded = [Self.entry("1", from: 0, days: 30, cancelled: 10, upgraded: true), Self.entry("2", from: 10, days: 30)]
         #expect(SubscriptionLapses.lapses(of: upgraded, status: .active, nowMs: 20 * Self.day).isEmpty)
+        // Upgraded on day 40, in its second period: the first period, the upgraded one until the
+        // upgrade and the new plan follow each other with no lapse (the upgraded period counts).
+        let later = [
+            Self.entry("1", from: 0, days: 30), Self.entry("2", from: 30, days: 30, cancelled: 40, upgraded: true), Self.entry("3", from: 40, days: 30),
+        ]
+        #expect(SubscriptionLapses.lapses(of: later, status: .active, nowMs: 50 * Self.day).isEmpty)
     }
 
     @Test func monthlyPricesFollowCalendarPeriods() {

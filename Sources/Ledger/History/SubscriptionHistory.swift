@@ -58,12 +58,19 @@ public enum SubscriptionHistory {
     public static func intervals(
         entries: [SubscriptionEntry], observations: [RenewalObservation], monthly: (SubscriptionEntry) -> Money?
     ) -> [Interval] {
-        // An upgraded transaction gives its time to the new plan's, which has an entry of its own.
-        let periods = entries.filter { !$0.isUpgraded }.compactMap { e -> (start: Int64, end: Int64, refunded: Bool, entry: SubscriptionEntry)? in
+        var periods = entries.compactMap { e -> (start: Int64, end: Int64, refunded: Bool, entry: SubscriptionEntry)? in
             guard let start = e.purchaseDateMs, let expires = e.expiresDateMs else { return nil }
             let end = e.cancellationDateMs.map { min($0, expires) } ?? expires
-            return (start, max(start, end), e.cancellationDateMs.map { $0 < expires } ?? false, e)
+            // An upgraded transaction's cancellation is the upgrade, not a refund: access goes on
+            // under the new plan.
+            return (start, max(start, end), !e.isUpgraded && (e.cancellationDateMs.map { $0 < expires } ?? false), e)
         }.sorted { ($0.start, $0.entry.transactionId) < ($1.start, $1.entry.transactionId) }
+        // An upgraded transaction gives the rest of its time to the new plan's, which has an
+        // entry of its own starting at the upgrade: it ends where the next period begins, also
+        // when Apple named no cancellation date.
+        for index in periods.indices.dropLast() where periods[index].entry.isUpgraded {
+            periods[index].end = max(periods[index].start, min(periods[index].end, periods[index + 1].start))
+        }
         let signed = observations.sorted { ($0.observedAtMs, $0.inBillingRetry == true ? 1 : 0) < ($1.observedAtMs, $1.inBillingRetry == true ? 1 : 0) }
         var out: [Interval] = []
         var reach = Int64.min

@@ -57,12 +57,13 @@ public struct SubscriptionLife: Sendable, Hashable {
     }
 
     /// When each run of access that included a paid period ended: the churns, before the
-    /// period boundaries decide which count.
+    /// period boundaries decide which count. A grace period alone does not make a run paid: a
+    /// trial whose first charge failed and never recovered is an unconverted trial, not churn.
     public var paidAccessEndsMs: [Int64] {
         var ends: [Int64] = []
         var paid = false
         for (i, interval) in intervals.enumerated() where interval.state.givesAccess {
-            paid = paid || interval.state.isPaid
+            paid = paid || interval.state == .active
             let continues = i + 1 < intervals.count && intervals[i + 1].state.givesAccess && intervals[i + 1].startMs == interval.endMs
             guard !continues else { continue }
             if paid, let end = interval.endMs { ends.append(end) }

@@ -17,14 +17,18 @@ public enum SubscriptionLapses {
     }
 
     public static func lapses(of entries: [SubscriptionEntry], status: SubscriptionSummary.Status, nowMs: Int64) -> [Lapse] {
-        // Each period as [start, end): upgrades hand their time to the new plan, so they are left out.
-        let periods = entries.filter { !$0.isUpgraded }.compactMap { e -> (Int64, Int64, String)? in
+        // Each period as [start, end): an upgraded one until the upgrade (its cancellation, or
+        // the new plan's start), where the new plan's own period takes over with no gap.
+        var periods = entries.compactMap { e -> (Int64, Int64, String, Bool)? in
             guard let start = e.purchaseDateMs, let expires = e.expiresDateMs else { return nil }
-            return (start, e.cancellationDateMs.map { min($0, expires) } ?? expires, e.transactionId)
+            return (start, e.cancellationDateMs.map { min($0, expires) } ?? expires, e.transactionId, e.isUpgraded)
         }.sorted { ($0.0, $0.2) < ($1.0, $1.2) }
+        for index in periods.indices.dropLast() where periods[index].3 {
+            periods[index].1 = max(periods[index].0, min(periods[index].1, periods[index + 1].0))
+        }
         var lapses: [Lapse] = []
         var reach = Int64.min
-        for (start, end, _) in periods {
+        for (start, end, _, _) in periods {
             if reach != Int64.min, start > reach {
                 lapses.append(Lapse(churnedAtMs: reach, reactivatedAtMs: start))
             }
