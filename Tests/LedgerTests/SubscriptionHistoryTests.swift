@@ -146,6 +146,10 @@ import Testing
         // ends where the new one begins.
         let undated = [Self.entry("old", 0..<31, product: "pro", upgraded: true), Self.entry("new", 10..<41, product: "pro_plus")]
         #expect(Self.history(undated, prices: ["old": 499, "new": 999]) == expected)
+        // Before anything shows the old one upgraded (Apple's notification of the upgrade names
+        // only the new transaction), the new plan still takes over at its start.
+        let unmarked = [Self.entry("old", 0..<31, product: "pro"), Self.entry("new", 10..<41, product: "pro_plus")]
+        #expect(Self.history(unmarked, prices: ["old": 499, "new": 999]) == expected)
     }
 
     @Test func aTrialWhoseFirstChargeFailsIsNotChurn() {

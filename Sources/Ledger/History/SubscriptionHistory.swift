@@ -65,11 +65,15 @@ public enum SubscriptionHistory {
             // under the new plan.
             return (start, max(start, end), !e.isUpgraded && (e.cancellationDateMs.map { $0 < expires } ?? false), e)
         }.sorted { ($0.start, $0.entry.transactionId) < ($1.start, $1.entry.transactionId) }
-        // An upgraded transaction gives the rest of its time to the new plan's, which has an
-        // entry of its own starting at the upgrade: it ends where the next period begins, also
-        // when Apple named no cancellation date.
-        for index in periods.indices.dropLast() where periods[index].entry.isUpgraded {
-            periods[index].end = max(periods[index].start, min(periods[index].end, periods[index + 1].start))
+        // A period that begins before the one before it ends takes over from its start: an
+        // upgrade (or a crossgrade) starts a new plan at once, whether or not Apple has yet shown
+        // the old transaction upgraded (a notification of the upgrade names only the new one;
+        // the receipt the app sends later marks the old one). Renewals begin where the previous
+        // period ends, so they are not cut.
+        for index in periods.indices.dropLast() where periods[index + 1].start < periods[index].end {
+            periods[index].end = max(periods[index].start, periods[index + 1].start)
+            // It ends by the takeover: a refund dated later cut nothing that still counts.
+            periods[index].refunded = false
         }
         let signed = observations.sorted { ($0.observedAtMs, $0.inBillingRetry == true ? 1 : 0) < ($1.observedAtMs, $1.inBillingRetry == true ? 1 : 0) }
         var out: [Interval] = []
