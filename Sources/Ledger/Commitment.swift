@@ -104,13 +104,16 @@ extension SubscriptionSummary {
     /// billing plan Apple adds later, none) the sale named in calendar months
     /// (`SubscriptionLapses.monthlyMinor`: a yearly plan's price over 12).
     public func monthly(latestSale: Money?, serviceMs: Int64?) -> Money? {
-        guard !inTrial else { return nil }
+        inTrial ? nil : Self.monthly(commitment: commitment, sale: latestSale, serviceMs: serviceMs)
+    }
+
+    /// A paid period's price as a month's worth: the one rule of MRR, for today's snapshot and
+    /// for the history (`SubscriptionHistory.monthly`).
+    static func monthly(commitment: CommitmentStanding?, sale: Money?, serviceMs: Int64?) -> Money? {
         if let commitment, commitment.billingPlanType == .monthly, let instalment = commitment.instalment {
             return instalment
         }
-        guard let latestSale, let serviceMs,
-              let minor = SubscriptionLapses.monthlyMinor(price: latestSale.minorUnits, serviceMs: serviceMs)
-        else { return nil }
-        return Money(minorUnits: minor, currency: latestSale.currency)
+        guard let sale, let serviceMs, let minor = SubscriptionLapses.monthlyMinor(price: sale.minorUnits, serviceMs: serviceMs) else { return nil }
+        return Money(minorUnits: minor, currency: sale.currency)
     }
 }

@@ -14,10 +14,7 @@ struct CohortsPage: Sendable {
         router.get("console/cohorts.csv") { request, context in await routes.guarded(.cohorts, request, context) { _ in
             let form = try HistoryForm(request, console: console, interval: .month)
             let report = try await console.reads.cohortsReport(form.query)
-            let q = form.query
-            return ConsoleRenderer.download(
-                Array(HistoryCSV.cohorts(report, months: q.months).utf8), contentType: "text/csv; charset=utf-8",
-                fileName: "cohorts-\(q.environment)-\(q.from)-\(q.to).csv")
+            return form.download(HistoryCSV.cohorts(report, months: form.query.months), "cohorts")
         } }
     }
 

@@ -53,6 +53,11 @@ struct HistoryForm {
         ]
     }
 
+    /// A report's CSV as a download named as the API names it (`HistoryQuery.fileName`).
+    func download(_ csv: String, _ report: String) -> Response {
+        ConsoleRenderer.download(Array(csv.utf8), contentType: "text/csv; charset=utf-8", fileName: query.fileName(report))
+    }
+
     /// The drill-down's list: each original transaction id linking to its timeline.
     static func list(_ ids: [String]) -> [[String: Any]] {
         ids.map { ["id": $0, "href": ConsoleLinks.lookup($0, as: "transaction")] }

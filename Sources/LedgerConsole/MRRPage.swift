@@ -14,11 +14,8 @@ struct MRRPage: Sendable {
         } }
         router.get("console/mrr.csv") { request, context in await routes.guarded(.mrr, request, context) { _ in
             let form = try HistoryForm(request, console: console)
-            let report = try await console.reads.subscriptionsReport(form.query)
-            let q = form.query
-            return ConsoleRenderer.download(
-                Array(HistoryCSV.subscriptions(report).utf8), contentType: "text/csv; charset=utf-8",
-                fileName: "subscriptions-\(q.environment)-\(q.from)-\(q.to)-by-\(q.interval.rawValue).csv")
+            let report = try await console.reads.subscriptionsReport(form.query).report
+            return form.download(HistoryCSV.subscriptions(report), "subscriptions")
         } }
     }
 
@@ -37,7 +34,13 @@ struct MRRPage: Sendable {
 
     private func page(_ request: Request, _ session: ConsoleSession) async throws -> Response {
         let form = try HistoryForm(request, console: console)
-        let report = try await console.reads.subscriptionsReport(form.query)
+        let drill = try form.figure.map { text -> (figure: SubscriptionMetrics.Figure, period: String) in
+            guard let figure = SubscriptionMetrics.Figure(rawValue: text), let period = form.period else {
+                throw ConsoleError.badRequest("No figure \(text) in this report.")
+            }
+            return (figure, period)
+        }
+        let (report, listed) = try await console.reads.subscriptionsReport(form.query, listing: drill)
         func href(_ figure: SubscriptionMetrics.Figure, _ period: String) -> String {
             form.link("mrr", [("figure", figure.rawValue), ("period", period)])
         }
@@ -94,11 +97,9 @@ struct MRRPage: Sendable {
         values["columns"] = Self.definitions.map { ["label": $0.1] as [String: Any] }
         values["rows"] = rows
         values["csvHref"] = "/console/mrr.csv" + ConsoleLinks.query(form.pairs())
-        if let figureText = form.figure, let period = form.period {
-            guard let figure = SubscriptionMetrics.Figure(rawValue: figureText), let ids = report.originals(of: figure, in: period) else {
-                throw ConsoleError.badRequest("No figure \(figureText) in period \(period) in this report.")
-            }
-            values["drill"] = ["figure": figureText, "period": period, "count": ids.count, "items": HistoryForm.list(ids)] as [String: Any]
+        if let drill {
+            guard let ids = listed else { throw ConsoleError.badRequest("No period \(drill.period) in this report.") }
+            values["drill"] = ["figure": drill.figure.rawValue, "period": drill.period, "count": ids.count, "items": HistoryForm.list(ids)] as [String: Any]
         }
         return console.renderer.page("mrr", title: "MRR and movement", area: .mrr, session: session, values: values)
     }

@@ -14,10 +14,7 @@ struct RefundsPage: Sendable {
         router.get("console/refunds.csv") { request, context in await routes.guarded(.refunds, request, context) { _ in
             let form = try HistoryForm(request, console: console)
             let report = try await console.reads.refundsReport(form.query)
-            let q = form.query
-            return ConsoleRenderer.download(
-                Array(HistoryCSV.refunds(report).utf8), contentType: "text/csv; charset=utf-8",
-                fileName: "refunds-\(q.environment)-\(q.from)-\(q.to)-by-\(q.interval.rawValue).csv")
+            return form.download(HistoryCSV.refunds(report), "refunds")
         } }
     }
 

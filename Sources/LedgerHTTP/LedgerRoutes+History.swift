@@ -29,16 +29,17 @@ extension LedgerRoutes {
     private enum Format: String { case json, csv }
 
     func subscriptionsReport(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let (query, format) = try await historyQuery(request, context)
-        let report = try await reads(for: request).subscriptionsReport(query)
+        let (query, format) = try historyQuery(request, context)
         let parameters = request.uri.queryParameters
         if let figureText = parameters.get("figure") {
+            // A drill-down counts nothing else: the figure's subscriptions alone.
             let figure: SubscriptionMetrics.Figure = try drillFigure(figureText)
-            let period = try drillPeriod(parameters.get("period"), in: report.points.map(\.period))
+            let period = try drillPeriod(parameters.get("period"), in: query.periods.map(\.label))
             return try JSONResponse.make(DrillDown(
                 report: "subscriptions", period: period, figure: figure.rawValue,
-                originalTransactionIds: report.originals(of: figure, in: period) ?? []))
+                originalTransactionIds: try await reads(for: request).subscriptionsFigure(figure, in: period, query) ?? []))
         }
+        let report = try await reads(for: request).subscriptionsReport(query).report
         switch format {
         case .csv: return Self.csv(HistoryCSV.subscriptions(report), name: "subscriptions", query)
         case .json: return try JSONResponse.make(Points(points: report.points))
@@ -50,7 +51,7 @@ extension LedgerRoutes {
         if let by = parameters.get("by"), by != "month" {
             throw APIError.invalidRequest("by is month, not \(by)")
         }
-        let (query, format) = try await historyQuery(request, context, interval: .month)
+        let (query, format) = try historyQuery(request, context, interval: .month)
         let report = try await reads(for: request).cohortsReport(query)
         if let cohort = parameters.get("cohort") {
             let currency = parameters.get("currency")
@@ -69,7 +70,7 @@ extension LedgerRoutes {
     }
 
     func refundsReport(_ request: Request, _ context: LedgerRequestContext) async throws -> Response {
-        let (query, format) = try await historyQuery(request, context)
+        let (query, format) = try historyQuery(request, context)
         let report = try await reads(for: request).refundsReport(query)
         let parameters = request.uri.queryParameters
         if let figureText = parameters.get("figure") {
@@ -90,7 +91,7 @@ extension LedgerRoutes {
     /// `product_id` and `format`, each refused in words when wrong.
     private func historyQuery(
         _ request: Request, _ context: LedgerRequestContext, interval fixed: ReportPeriod.Interval? = nil
-    ) async throws -> (HistoryQuery, Format) {
+    ) throws -> (HistoryQuery, Format) {
         let context = try authenticator.require([.finance], request, context, perApp: true)
         let parameters = request.uri.queryParameters
         func value(_ name: String) -> String? { parameters.get(name) }
@@ -129,7 +130,7 @@ extension LedgerRoutes {
     }
 
     private static func csv(_ text: String, name: String, _ query: HistoryQuery) -> Response {
-        let file = "\(name)-\(query.environment)-\(query.from)-\(query.to)-by-\(query.interval.rawValue).csv"
+        let file = query.fileName(name)
         return Response(
             status: .ok,
             headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(file)\""],

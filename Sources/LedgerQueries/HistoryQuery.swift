@@ -35,13 +35,20 @@ public struct HistoryQuery: Sendable, Hashable {
         self.bundleId = bundleId
         self.productId = productId
         self.commission = commission
-        let periods = ReportPeriod.covering(from: from, to: to, by: interval)
+        periods = ReportPeriod.covering(from: from, to: to, by: interval)
         guard periods.count < ReportPeriod.limit else {
             throw LedgerServiceError(.invalidRequest, "from \(from) to \(to) by \(interval.rawValue) is more than \(ReportPeriod.limit - 1) periods")
         }
     }
 
-    public var periods: [ReportPeriod] { ReportPeriod.covering(from: from, to: to, by: interval) }
+    /// The periods `from` … `to` are cut into, by `interval`.
+    public let periods: [ReportPeriod]
+
+    /// A download's name: `REPORT-ENVIRONMENT-FROM-TO-by-INTERVAL.csv`, the same from the API,
+    /// the console and their tests.
+    public func fileName(_ report: String) -> String {
+        "\(report)-\(environment)-\(from)-\(to)-by-\(interval.rawValue).csv"
+    }
     /// The months a cohort report runs over, whatever `interval` says.
     public var months: [ReportPeriod] { ReportPeriod.covering(from: from, to: to, by: .month) }
 }

@@ -8,30 +8,52 @@ import Postgres
 /// signed (`projection_renewal_observations`) and the revenue lines. Each figure is computed by
 /// `Ledger`'s pure rules (`SubscriptionHistory`, `SubscriptionMetrics`, `CohortMetrics`,
 /// `RefundMetrics`), which the tests check against a model of their own.
+///
+/// Every report is counted inside the closure that read its rows, on the pool's own threads: at
+/// 20,000,000 events a year's figures take a second of CPU, which must not hold one of the
+/// cooperative pool's few threads (docs/benchmarks.md, "2026-11-29, late night").
 extension ReadModels {
-    public func subscriptionsReport(_ query: HistoryQuery) async throws -> SubscriptionMetrics {
-        let lives = try await subscriptionLives(query)
-        return SubscriptionMetrics(lives: lives, periods: query.periods)
+    /// The report and, when `listing` names a figure and a period, the original transaction ids
+    /// behind it (nil when the report has no such period), from one read of the rows.
+    public func subscriptionsReport(
+        _ query: HistoryQuery, listing: (figure: SubscriptionMetrics.Figure, period: String)? = nil
+    ) async throws -> (report: SubscriptionMetrics, originals: [String]?) {
+        try await mappingDatabaseErrors {
+            try await withConsistentConnection { [legacy] connection in
+                let report = SubscriptionMetrics(lives: try Self.lives(query, legacyApp: try legacy.name(on: connection), on: connection), periods: query.periods)
+                return (report, listing.flatMap { report.originals(of: $0.figure, in: $0.period) })
+            }
+        }
+    }
+
+    /// The original transaction ids behind one figure of one period, without counting the
+    /// report: nil when the query's periods do not include `period`.
+    public func subscriptionsFigure(_ figure: SubscriptionMetrics.Figure, in period: String, _ query: HistoryQuery) async throws -> [String]? {
+        try await mappingDatabaseErrors {
+            try await withConsistentConnection { [legacy] connection in
+                let lives = try Self.lives(query, legacyApp: try legacy.name(on: connection), on: connection)
+                return SubscriptionMetrics.originals(of: figure, in: period, periods: query.periods, lives: lives)
+            }
+        }
     }
 
     public func cohortsReport(_ query: HistoryQuery) async throws -> CohortMetrics {
-        let (lives, money) = try await mappingDatabaseErrors {
+        try await mappingDatabaseErrors {
             try await withConsistentConnection { [legacy] connection in
-                let legacyApp = try legacy.name(on: connection)
-                let lives = try Self.lives(query, legacyApp: legacyApp, on: connection)
-                return (lives, try Self.subscriptionMoney(query, of: Set(lives.map(\.originalTransactionId)), on: connection))
+                let lives = try Self.lives(query, legacyApp: try legacy.name(on: connection), on: connection)
+                let money = try Self.subscriptionMoney(query, of: Set(lives.map(\.originalTransactionId)), on: connection)
+                return CohortMetrics(lives: lives, money: money, months: query.months)
             }
         }
-        return CohortMetrics(lives: lives, money: money, months: query.months)
     }
 
     public func refundsReport(_ query: HistoryQuery) async throws -> RefundMetrics {
         let periods = query.periods
         guard let first = periods.first, let last = periods.last else { return RefundMetrics(lines: [], periods: []) }
-        let lines = try await mappingDatabaseErrors {
+        return try await mappingDatabaseErrors {
             try await withConsistentConnection { [legacy] connection in
                 let app: SQL = "coalesce(bundle_id, \(try legacy.name(on: connection)))"
-                return try connection.query("""
+                let lines = try connection.query("""
                     SELECT line_type, original_transaction_id, (day - DATE '1970-01-01')::bigint * 86400000, currency, gross_minor
                     FROM projection_revenue_lines
                     WHERE environment = \(query.environment)
@@ -44,9 +66,9 @@ extension ReadModels {
                         kind: RevenueLineFact.Kind(rawValue: try row.decode(0)) ?? .sale, originalTransactionId: try row.decode(1),
                         dayMs: try row.decode(2), money: Money(minorUnits: try row.decode(4), currency: try row.decode(3)))
                 }
+                return RefundMetrics(lines: lines, periods: periods)
             }
         }
-        return RefundMetrics(lines: lines, periods: periods)
     }
 
     /// Every subscription in the query's environment and app with its history; with a product

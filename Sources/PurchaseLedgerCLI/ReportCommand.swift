@@ -74,11 +74,12 @@ struct ReportCommand: AsyncParsableCommand {
 
         func run() async throws {
             let query = try options.query(interval: drill.interval)
-            let report = try await options.read("subscriptions") { try await $0.subscriptionsReport(query) }
             if let figure = drill.figure.flatMap(SubscriptionMetrics.Figure.init(rawValue:)), let period = drill.period {
-                try Drill.print(report.originals(of: figure, in: period), period: period, of: report.points.map(\.period))
+                let ids = try await options.read("subscriptions") { try await $0.subscriptionsFigure(figure, in: period, query) }
+                try Drill.print(ids, period: period, of: query.periods.map(\.label))
                 return
             }
+            let report = try await options.read("subscriptions") { try await $0.subscriptionsReport(query).report }
             switch options.format {
             case .json: print(String(decoding: try LedgerJSON.encoder.encode(["points": report.points]), as: UTF8.self))
             case .csv: print(HistoryCSV.subscriptions(report), terminator: "")

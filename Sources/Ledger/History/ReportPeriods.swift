@@ -30,7 +30,7 @@ public struct ReportPeriod: Sendable, Hashable {
 
     /// The periods covering `from` … `to` (`YYYY-MM-DD`, checked by the caller), in order.
     public static func covering(from: String, to: String, by interval: Interval) -> [ReportPeriod] {
-        guard let first = days(of: from), let last = days(of: to), first <= last else { return [] }
+        guard let first = UTCDays.days(of: from), let last = UTCDays.days(of: to), first <= last else { return [] }
         var out: [ReportPeriod] = []
         var start: Int64
         switch interval {
@@ -55,20 +55,10 @@ public struct ReportPeriod: Sendable, Hashable {
         return out
     }
 
-    /// Days since 1970 of a `YYYY-MM-DD`; nil if it is not one.
-    static func days(of date: String) -> Int64? {
-        let parts = date.split(separator: "-")
-        guard parts.count == 3, let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]) else { return nil }
-        return UTCDays.daysSince1970(year: y, month: m, day: d)
-    }
-
     /// 0 for a Monday … 6 for a Sunday (1970-01-01 was a Thursday).
     static func weekday(_ days: Int64) -> Int64 { ((days + 3) % 7 + 7) % 7 }
 
-    static func dayLabel(_ days: Int64) -> String {
-        let (y, m, d) = UTCDays.civil(days: days)
-        return "\(y)-\(two(m))-\(two(d))"
-    }
+    static func dayLabel(_ days: Int64) -> String { RevenueDay.of(days * UTCDays.millisecondsPerDay) }
 
     private static func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 }

@@ -135,11 +135,6 @@ public enum SubscriptionHistory {
     /// gross, or net of tax where a price point says so) named in calendar months
     /// (`SubscriptionLapses.monthlyMinor`: a yearly plan over 12, a weekly one × 52 ÷ 12).
     public static func monthly(_ entry: SubscriptionEntry, sale: Money?, serviceMs: Int64?) -> Money? {
-        guard !entry.isTrial else { return nil }
-        if let standing = SubscriptionSummary.CommitmentStanding(entry), standing.billingPlanType == .monthly, let instalment = standing.instalment {
-            return instalment
-        }
-        guard let sale, let serviceMs, let minor = SubscriptionLapses.monthlyMinor(price: sale.minorUnits, serviceMs: serviceMs) else { return nil }
-        return Money(minorUnits: minor, currency: sale.currency)
+        entry.isTrial ? nil : SubscriptionSummary.monthly(commitment: SubscriptionSummary.CommitmentStanding(entry), sale: sale, serviceMs: serviceMs)
     }
 }

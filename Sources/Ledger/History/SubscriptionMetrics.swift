@@ -209,10 +209,15 @@ public struct SubscriptionMetrics: Sendable {
     /// The original transaction ids behind `figure` in the period labelled `period`; nil when
     /// the report has no such period. Computed now, from the rule per period.
     public func originals(of figure: Figure, in period: String) -> [String]? {
+        Self.originals(of: figure, in: period, periods: periods, lives: lives)
+    }
+
+    /// The same without counting the report first: what a drill-down alone needs.
+    public static func originals(of figure: Figure, in period: String, periods: [ReportPeriod], lives: [SubscriptionLife]) -> [String]? {
         guard let found = periods.first(where: { $0.label == period }) else { return nil }
         return lives.filter { life in
-            Self.contribution(of: life, facts: Facts(life), in: found).figures.contains(figure)
-        }.map(\.originalTransactionId)
+            contribution(of: life, facts: Facts(life), in: found).figures.contains(figure)
+        }.map(\.originalTransactionId).sorted()
     }
 
     /// What a subscription knows of itself once, for every period.

@@ -17,25 +17,18 @@ public enum SubscriptionLapses {
     }
 
     public static func lapses(of entries: [SubscriptionEntry], status: SubscriptionSummary.Status, nowMs: Int64) -> [Lapse] {
-        // Each period as [start, end): an upgraded one until the upgrade (its cancellation, or
-        // the new plan's start), where the new plan's own period takes over with no gap.
-        var periods = entries.compactMap { e -> (Int64, Int64, String, Bool)? in
-            guard let start = e.purchaseDateMs, let expires = e.expiresDateMs else { return nil }
-            return (start, e.cancellationDateMs.map { min($0, expires) } ?? expires, e.transactionId, e.isUpgraded)
-        }.sorted { ($0.0, $0.2) < ($1.0, $1.2) }
-        for index in periods.indices.dropLast() where periods[index].3 {
-            periods[index].1 = max(periods[index].0, min(periods[index].1, periods[index + 1].0))
-        }
+        // The periods as the history reads them (`SubscriptionHistory`: refunds cut a period
+        // short, an upgrade hands its time on at once), without renewal states: a gap between
+        // two runs of access is a lapse, and the end of the last one is a churn once the
+        // subscription has expired or been revoked (not while in grace or billing retry).
+        let intervals = SubscriptionHistory.intervals(entries: entries, observations: []) { _ in nil }
         var lapses: [Lapse] = []
-        var reach = Int64.min
-        for (start, end, _, _) in periods {
-            if reach != Int64.min, start > reach {
-                lapses.append(Lapse(churnedAtMs: reach, reactivatedAtMs: start))
+        for gap in intervals where !gap.state.givesAccess {
+            if let end = gap.endMs {
+                lapses.append(Lapse(churnedAtMs: gap.startMs, reactivatedAtMs: end))
+            } else if gap.startMs <= nowMs, status == .expired || status == .revoked {
+                lapses.append(Lapse(churnedAtMs: gap.startMs, reactivatedAtMs: nil))
             }
-            reach = max(reach, end)
-        }
-        if reach != Int64.min, reach <= nowMs, status == .expired || status == .revoked {
-            lapses.append(Lapse(churnedAtMs: reach, reactivatedAtMs: nil))
         }
         return lapses
     }
