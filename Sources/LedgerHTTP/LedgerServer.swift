@@ -250,7 +250,13 @@ public struct LedgerServer: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PurchaseLedger"),
             onServerRunning: onRunning, logger: logger)
         var services: [any Service] = [BackgroundLoop { await worker.run() }]
-        if configuration.runsProjections { services.append(BackgroundLoop { await runner.run() }) }
+        if configuration.runsProjections {
+            services.append(BackgroundLoop { await runner.run() })
+            // The finance reports' sums follow the projections (docs/finance-over-time.md): a
+            // report corrects them for what is not summed yet, so the pace only sets its speed.
+            let summarizer = HistorySummarizer(pool: pool, commission: configuration.ledger.commission, logger: logger)
+            services.append(BackgroundLoop { await summarizer.run(every: .seconds(1)) })
+        }
         var transactionInfo: TransactionInfoWorker?
         if let serverAPI {
             // Asking Apple: refund requests answered, lost notifications recovered, the sales

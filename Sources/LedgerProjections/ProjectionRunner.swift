@@ -638,6 +638,13 @@ public final class ProjectionRunner: Sendable {
         }
     }
 
+    /// Takes the lock of all projections of the connection's schema, inside the caller's
+    /// transaction: for work that reads the projections' tables and must not see half of a
+    /// page (the history summarizer), as a runner's pass would wait for it.
+    public static func lockProjections(on connection: Connection) throws {
+        _ = try connection.query(lockStatement)
+    }
+
     /// The lock of all projections of the connection's schema (see `lock`).
     static let lockStatement: SQL = .prepared("SELECT pg_advisory_xact_lock(1279608904, hashtext(current_schema()))")
 }

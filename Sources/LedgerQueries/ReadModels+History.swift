@@ -20,8 +20,14 @@ extension ReadModels {
     ) async throws -> (report: SubscriptionMetrics, originals: [String]?) {
         try await mappingDatabaseErrors {
             try await withConsistentConnection { [legacy] connection in
-                let report = SubscriptionMetrics(lives: try Self.lives(query, legacyApp: try legacy.name(on: connection), on: connection), periods: query.periods)
-                return (report, listing.flatMap { report.originals(of: $0.figure, in: $0.period) })
+                let legacyApp = try legacy.name(on: connection)
+                // The sums answer the figures; a list of subscriptions needs their histories.
+                if listing == nil, let points = try Self.summedPoints(query, legacyApp: legacyApp, on: connection) {
+                    return (SubscriptionMetrics(points: points), nil)
+                }
+                let lives = try Self.lives(query, legacyApp: legacyApp, on: connection)
+                let report = SubscriptionMetrics(lives: lives, periods: query.periods)
+                return (report, listing.flatMap { SubscriptionMetrics.originals(of: $0.figure, in: $0.period, periods: query.periods, lives: lives) })
             }
         }
     }
@@ -82,59 +88,10 @@ extension ReadModels {
     }
 
     static func lives(_ query: HistoryQuery, legacyApp: String, on connection: Connection) throws -> [SubscriptionLife] {
-        let app: SQL = "coalesce(bundle_id, \(legacyApp))"
-        var owners: [String: String] = [:]
-        for row in try connection.query("""
-            SELECT original_transaction_id, user_id FROM projection_entitlements
-            WHERE kind = 'auto_renewable' AND environment = \(query.environment)
-              AND (\(query.bundleId)::text IS NULL OR \(fragment: app) = \(query.bundleId))
-            """) {
-            owners[try row.decode(0)] = try row.decode(1)
-        }
-        var entries: [String: [SubscriptionEntry]] = [:]
-        for row in try connection.query("""
-            SELECT original_transaction_id, transaction_id, product_id, purchase_date_ms, expires_date_ms, cancellation_date_ms,
-                   is_trial, is_upgraded, billing_plan_type, commitment_period_number, commitment_total_periods,
-                   commitment_price_milliunits, commitment_expires_ms, price_milliunits, currency
-            FROM projection_subscription_entries WHERE environment = \(query.environment)
-            """) {
-            let original: String = try row.decode(0)
-            guard owners[original] != nil else { continue }
-            entries[original, default: []].append(try SubscriptionSummaries.entry(row, from: 1))
-        }
-        var observations: [String: [RenewalObservation]] = [:]
-        for row in try connection.query("""
-            SELECT original_transaction_id, observed_at_ms, in_billing_retry, grace_period_expires_ms FROM projection_renewal_observations
-            """) {
-            let original: String = try row.decode(0)
-            guard owners[original] != nil else { continue }
-            let retry: Int64 = try row.decode(2)
-            let grace: Int64 = try row.decode(3)
-            observations[original, default: []].append(RenewalObservation(
-                observedAtMs: try row.decode(1), autoRenew: nil, autoRenewProductId: nil,
-                inBillingRetry: retry < 0 ? nil : retry == 1, gracePeriodExpiresMs: grace == 0 ? nil : grace))
-        }
-        // Each paid transaction's price: net of tax where a price point says the tax, else gross.
-        var sales: [String: (price: Money, serviceMs: Int64?)] = [:]
-        for row in try connection.query("""
-            SELECT transaction_id, currency, gross_minor - \(fragment: RevenueLineMoney.tax(query.commission)), service_ms
-            FROM projection_revenue_lines
-            WHERE line_type = 'sale' AND kind = 'auto_renewable' AND environment = \(query.environment)
-            """) {
-            let transaction: String = try row.decode(0)
-            sales[transaction] = (Money(minorUnits: try row.decode(2), currency: try row.decode(1)), try row.decode(3))
-        }
-        var lives: [SubscriptionLife] = []
-        for (original, user) in owners {
-            let intervals = SubscriptionHistory.intervals(entries: entries[original] ?? [], observations: observations[original] ?? []) { entry in
-                let sale = sales[entry.transactionId]
-                return SubscriptionHistory.monthly(entry, sale: sale?.price, serviceMs: sale?.serviceMs)
-            }
-            let kept = query.productId.map { product in intervals.filter { $0.productId == product } } ?? intervals
-            guard !kept.isEmpty else { continue }
-            lives.append(SubscriptionLife(originalTransactionId: original, userId: user, intervals: kept))
-        }
-        return lives.sorted { $0.originalTransactionId < $1.originalTransactionId }
+        try SubscriptionHistories(
+            environment: query.environment, bundleId: query.bundleId, originals: nil, commission: query.commission, legacyApp: legacyApp,
+            on: connection
+        ).cut(to: query.productId)
     }
 
     /// The sales, refunds and reversals of the subscriptions `originals`, of the query's product if one.

@@ -2,6 +2,8 @@ import AppleSimulator
 import Foundation
 import Ledger
 import LedgerProjections
+@testable import LedgerQueries
+import Postgres
 import Logging
 import Testing
 
@@ -118,6 +120,60 @@ struct FinanceOverTimeTests {
         }
     }
 
+    /// The queries the sums are checked on: each interval, one product, and a range that begins
+    /// after the histories do (the states before it summed in).
+    static func summedQueries() throws -> [HistoryQuery] {
+        [
+            try HistoryQuery(from: "2026-01-01", to: "2026-04-30", interval: .month),
+            try HistoryQuery(from: "2026-01-01", to: "2026-04-30", interval: .day),
+            try HistoryQuery(from: "2026-02-11", to: "2026-04-30", interval: .week),
+            try HistoryQuery(from: "2026-01-01", to: "2026-04-30", interval: .day, productId: yearly),
+            try HistoryQuery(from: "2026-01-01", to: "2026-04-30", interval: .month, productId: monthly),
+        ]
+    }
+
+    /// The sums (`history_contributions`) answer what counting every history answers: once the
+    /// summarizer has summed everything, and with 10 February's sums put back and the
+    /// subscriptions that changed since marked (a summarizer far behind), corrected at read.
+    static func sumsCorrect(_ ledger: LedgerHarness) async throws {
+        @Sendable func counted(_ query: HistoryQuery, on connection: Connection) throws -> [SubscriptionMetrics.Point] {
+            SubscriptionMetrics(lives: try ReadModels.lives(query, legacyApp: "", on: connection), periods: query.periods).points
+        }
+        try await HistorySummarizer(pool: ledger.pool, commission: .standard, logger: Self.quiet).drain()
+        let summedQueries = try summedQueries()
+        try await ledger.pool.withConnection { connection in
+            // Everything below is rolled back: the server's sums are left as they were.
+            _ = try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try ProjectionRunner.lockProjections(on: connection)
+            #expect(try connection.query("SELECT count(*) FROM history_dirty")[0].decode(0, as: Int64.self) == 0)
+            for query in summedQueries {
+                let summed = try #require(try ReadModels.summedPoints(query, legacyApp: "", on: connection))
+                #expect(summed == (try counted(query, on: connection)), "\(query.interval) \(query.productId ?? "")")
+            }
+            // Back to 10 February's sums, and marked what changed since.
+            let changed: [String] = try connection.query("""
+                SELECT original_transaction_id FROM history_subscriptions h FULL JOIN february_subscriptions f USING (original_transaction_id)
+                WHERE h.intervals IS DISTINCT FROM f.intervals
+                """).map { try $0.decode(0) }
+            let all = try connection.query("SELECT count(*) FROM history_subscriptions")[0].decode(0, as: Int64.self)
+            #expect(!changed.isEmpty && changed.count < all, "\(changed.count) of \(all) changed since 10 February")
+            _ = try connection.execute("DELETE FROM history_contributions")
+            _ = try connection.execute("INSERT INTO history_contributions SELECT * FROM february_contributions")
+            _ = try connection.execute("DELETE FROM history_subscriptions")
+            _ = try connection.execute("INSERT INTO history_subscriptions SELECT * FROM february_subscriptions")
+            _ = try connection.execute("INSERT INTO history_dirty SELECT unnest(\(PostgresArray(changed.map { Optional($0) })))")
+            for query in summedQueries {
+                let corrected = try #require(try ReadModels.summedPoints(query, legacyApp: "", on: connection))
+                #expect(corrected == (try counted(query, on: connection)), "corrected: \(query.interval) \(query.productId ?? "")")
+            }
+            // February's sums alone say otherwise: the correction is doing the work.
+            _ = try connection.execute("DELETE FROM history_dirty")
+            let stale = try #require(try ReadModels.summedPoints(summedQueries[0], legacyApp: "", on: connection))
+            #expect(stale != (try counted(summedQueries[0], on: connection)))
+        }
+    }
+
     // MARK: - The scenario
 
     @Test("trials that convert and not, an upgrade, churn, billing retry that recovers and not, reactivation, a refund and a consumable: every figure as the model says, traceable to its subscriptions, and a replay changes no byte")
@@ -150,6 +206,13 @@ struct FinanceOverTimeTests {
             // b never pays: auto-renew off during the trial.
             try await ledger.simulator.setAutoRenew(originalTransactionId: original["b"]!, enabled: false)
             try await advance(to: "02-10")
+            // The sums as they stand on 10 February, kept to be put back later (`sumsCorrect`).
+            try await HistorySummarizer(pool: ledger.pool, commission: .standard, logger: Self.quiet).drain()
+            try await ledger.pool.withTransaction { connection in
+                try ProjectionRunner.lockProjections(on: connection)
+                _ = try connection.execute("CREATE TABLE february_contributions AS SELECT * FROM history_contributions")
+                _ = try connection.execute("CREATE TABLE february_subscriptions AS SELECT * FROM history_subscriptions")
+            }
             // e and f: the card fails at the 12 February renewal (a 16-day grace period).
             _ = try await ledger.simulator.setBillingFails(originalTransactionId: original["e"]!, true)
             _ = try await ledger.simulator.setBillingFails(originalTransactionId: original["f"]!, true)
@@ -261,6 +324,8 @@ struct FinanceOverTimeTests {
             let lines = csv.text.components(separatedBy: "\r\n")
             #expect(lines.first?.hasPrefix("period,active,in_trial,") == true)
             #expect(lines.contains { $0.hasPrefix("2026-02,5,0,0,1,0,2,0,0,0,USD,23.31,") }, "\(lines)")
+
+            try await Self.sumsCorrect(ledger)
 
             // A replay rebuilds every projection from the log: the reports do not change by a byte.
             let paths = [

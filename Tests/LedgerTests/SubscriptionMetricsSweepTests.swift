@@ -77,10 +77,10 @@ import Testing
             }
             // The drill-down lists as many subscriptions as each count says.
             for (index, point) in metrics.points.enumerated() where index % 7 == 0 {
-                #expect(metrics.originals(of: .active, in: point.period)?.count == point.active)
-                #expect(metrics.originals(of: .churned, in: point.period)?.count == point.churned)
-                #expect(metrics.originals(of: .reactivated, in: point.period)?.count == point.reactivated)
-                #expect(metrics.originals(of: .inBillingRetry, in: point.period)?.count == point.inBillingRetry)
+                #expect(SubscriptionMetrics.originals(of: .active, in: point.period, periods: periods, lives: lives)?.count == point.active)
+                #expect(SubscriptionMetrics.originals(of: .churned, in: point.period, periods: periods, lives: lives)?.count == point.churned)
+                #expect(SubscriptionMetrics.originals(of: .reactivated, in: point.period, periods: periods, lives: lives)?.count == point.reactivated)
+                #expect(SubscriptionMetrics.originals(of: .inBillingRetry, in: point.period, periods: periods, lives: lives)?.count == point.inBillingRetry)
             }
         }
         // The histories do hold what the figures count: not a pass over nothing.

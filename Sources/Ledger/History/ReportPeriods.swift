@@ -32,27 +32,34 @@ public struct ReportPeriod: Sendable, Hashable {
     public static func covering(from: String, to: String, by interval: Interval) -> [ReportPeriod] {
         guard let first = UTCDays.days(of: from), let last = UTCDays.days(of: to), first <= last else { return [] }
         var out: [ReportPeriod] = []
-        var start: Int64
-        switch interval {
-        case .day: start = first
-        case .week: start = first - weekday(first)
-        case .month:
-            let (y, m, _) = UTCDays.civil(days: first)
-            start = UTCDays.daysSince1970(year: y, month: m, day: 1)
-        }
+        var start = days(holding: first, by: interval).start
         while start <= last, out.count < limit {
-            let (y, m, _) = UTCDays.civil(days: start)
-            let end: Int64
+            let end = days(holding: start, by: interval).end
             let label: String
             switch interval {
-            case .day: end = start + 1; label = dayLabel(start)
-            case .week: end = start + 7; label = dayLabel(start)
-            case .month: end = start + UTCDays.daysIn(month: m, of: y); label = "\(y)-\(two(m))"
+            case .day, .week: label = dayLabel(start)
+            case .month:
+                let (y, m, _) = UTCDays.civil(days: start)
+                label = "\(y)-\(two(m))"
             }
             out.append(ReportPeriod(label: label, startMs: start * UTCDays.millisecondsPerDay, endMs: end * UTCDays.millisecondsPerDay))
             start = end
         }
         return out
+    }
+
+    /// The first day of the period of `interval` holding `day` and the first day after it.
+    public static func days(holding day: Int64, by interval: Interval) -> (start: Int64, end: Int64) {
+        switch interval {
+        case .day: return (day, day + 1)
+        case .week:
+            let monday = day - weekday(day)
+            return (monday, monday + 7)
+        case .month:
+            let (y, m, _) = UTCDays.civil(days: day)
+            let start = UTCDays.daysSince1970(year: y, month: m, day: 1)
+            return (start, start + UTCDays.daysIn(month: m, of: y))
+        }
     }
 
     /// 0 for a Monday … 6 for a Sunday (1970-01-01 was a Thursday).

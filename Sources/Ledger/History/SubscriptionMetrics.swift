@@ -128,9 +128,9 @@ public struct SubscriptionMetrics: Sendable {
     }
 
     public var points: [Point]
-    /// What the drill-down reads: the histories and periods the points were counted from.
-    private let lives: [SubscriptionLife]
-    private let periods: [ReportPeriod]
+
+    /// Points already counted (`HistoryContributions.points`, from the summed rows).
+    public init(points: [Point]) { self.points = points }
 
     /// Counts in one pass over each subscription's intervals, not over every period: the states
     /// at periods' ends are added as differences over the periods each interval covers, and the
@@ -139,8 +139,7 @@ public struct SubscriptionMetrics: Sendable {
     /// where alone they can be non-zero. `contribution(of:in:)` is the rule per period; the
     /// tests check the pass against it period by period.
     public init(lives: [SubscriptionLife], periods: [ReportPeriod]) {
-        self.lives = lives.sorted { $0.originalTransactionId < $1.originalTransactionId }
-        self.periods = periods
+        let lives = lives.sorted { $0.originalTransactionId < $1.originalTransactionId }
         let count = periods.count
         // Differences over periods: [a, b) gets +1, stored as +1 at a and −1 at b.
         var states = [Figure: [Int]]()
@@ -149,7 +148,7 @@ public struct SubscriptionMetrics: Sendable {
         var payingDiff: [String: [Int]] = [:]
         var events = periods.map { _ in [Figure: Int]() }
         var movement = periods.map { _ in [String: Movement]() }
-        for life in self.lives {
+        for life in lives {
             for interval in life.intervals {
                 // The periods whose last instant the interval holds.
                 let a = Self.firstPeriod(endingAfter: interval.startMs, in: periods)
@@ -206,13 +205,8 @@ public struct SubscriptionMetrics: Sendable {
     /// The figures that are states at a period's end (counted over intervals, not events).
     static let stateFigures: Set<Figure> = [.active, .inTrial, .inGracePeriod, .inBillingRetry, .mrr]
 
-    /// The original transaction ids behind `figure` in the period labelled `period`; nil when
-    /// the report has no such period. Computed now, from the rule per period.
-    public func originals(of figure: Figure, in period: String) -> [String]? {
-        Self.originals(of: figure, in: period, periods: periods, lives: lives)
-    }
-
-    /// The same without counting the report first: what a drill-down alone needs.
+    /// The original transaction ids behind `figure` in the period labelled `period`, from the
+    /// rule per period; nil when `periods` has no such period.
     public static func originals(of figure: Figure, in period: String, periods: [ReportPeriod], lives: [SubscriptionLife]) -> [String]? {
         guard let found = periods.first(where: { $0.label == period }) else { return nil }
         return lives.filter { life in
