@@ -73,18 +73,31 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- The same for a table of every kind of product (entitlements, revenue lines): only
+-- subscriptions have a history.
+CREATE FUNCTION history_mark_dirty_subscriptions() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO history_dirty (original_transaction_id)
+    SELECT DISTINCT original_transaction_id FROM history_changed_rows
+    WHERE original_transaction_id IS NOT NULL AND kind = 'auto_renewable'
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END $$;
+
 -- The triggers of one table of the history's inputs (a replay's swap puts new tables in place
 -- and calls it again: `LIKE` copies no trigger). A transition table may serve one event only.
 CREATE FUNCTION history_watch(tab regclass) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     event text;
     rows text;
+    mark text := CASE WHEN EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = tab AND attname = 'kind' AND NOT attisdropped)
+                      THEN 'history_mark_dirty_subscriptions' ELSE 'history_mark_dirty' END;
 BEGIN
     FOREACH event IN ARRAY ARRAY['insert', 'update', 'delete'] LOOP
         CONTINUE WHEN EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = tab AND tgname = 'history_dirty_on_' || event);
         rows := CASE event WHEN 'delete' THEN 'OLD' ELSE 'NEW' END;
         EXECUTE format('CREATE TRIGGER %I AFTER %s ON %s REFERENCING %s TABLE AS history_changed_rows '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION history_mark_dirty()', 'history_dirty_on_' || event, upper(event), tab, rows);
+                       'FOR EACH STATEMENT EXECUTE FUNCTION %I()', 'history_dirty_on_' || event, upper(event), tab, rows, mark);
     END LOOP;
 END $$;
 
@@ -111,6 +124,7 @@ BEGIN
     END LOOP;
     IF pg_has_role(current_user, 'ledger_owner', 'MEMBER') THEN
         ALTER FUNCTION history_mark_dirty() OWNER TO ledger_owner;
+        ALTER FUNCTION history_mark_dirty_subscriptions() OWNER TO ledger_owner;
         ALTER FUNCTION history_watch(regclass) OWNER TO ledger_owner;
     END IF;
 END $$;

@@ -2,8 +2,9 @@ import LedgerStore
 import Postgres
 
 /// The database's standing in `/metrics` (docs/monitoring.md): whether PostgreSQL answers, the
-/// chain check, submissions nothing decided, receipts waiting for Apple and the synchronous
-/// standbys. Read at scrape time in one statement (`LedgerReads.standing`, where the log's
+/// chain check, submissions nothing decided, receipts waiting for Apple, the subscriptions the
+/// finance reports' sums do not hold yet and the synchronous standbys. Read at scrape time in
+/// one statement (`LedgerReads.standing`, where the log's
 /// questions live), as the webhook endpoints are (`WebhookMetrics`), so every server of a
 /// deployment reports the same, and written as Prometheus text beside the registry's exposition.
 enum DatabaseMetrics {
@@ -36,6 +37,10 @@ enum DatabaseMetrics {
         out += family(
             "ledger_pending_receipts_oldest_seconds", "How long ago the oldest receipt still waiting for Apple was submitted; 0 when none waits.",
             WebhookMetrics.seconds(status.oldestPendingMs))
+        out += family(
+            "ledger_history_unsummed_subscriptions",
+            "Subscriptions whose history changed that the finance reports' sums do not hold yet (reports correct for them as they read).",
+            String(status.historyUnsummed))
         if let standbys = status.synchronousStandbys {
             out += family(
                 "ledger_database_synchronous_standbys", "Standbys PostgreSQL counts as synchronous (sync or quorum) and streaming.",

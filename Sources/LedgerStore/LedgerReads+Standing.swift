@@ -19,10 +19,14 @@ extension LedgerReads {
         /// Standbys the primary counts as synchronous (sync or quorum, streaming); nil when this
         /// session may not see them (it needs the privileges of `pg_read_all_stats`).
         public var synchronousStandbys: Int64?
+        /// Subscriptions whose history changed and that the history summarizer has not summed
+        /// yet (`history_dirty`): each report corrects the sums for them, and past
+        /// `ReadModels.correctedAtMost` reads every history instead.
+        public var historyUnsummed: Int64
 
         public init(
             verifiedPosition: Int64, unverifiedEvents: Int64, chainBroken: Bool, undecidedPastGrace: Int64, oldestPendingMs: Int64,
-            synchronousStandbys: Int64?
+            synchronousStandbys: Int64?, historyUnsummed: Int64 = 0
         ) {
             self.verifiedPosition = verifiedPosition
             self.unverifiedEvents = unverifiedEvents
@@ -30,6 +34,7 @@ extension LedgerReads {
             self.undecidedPastGrace = undecidedPastGrace
             self.oldestPendingMs = oldestPendingMs
             self.synchronousStandbys = synchronousStandbys
+            self.historyUnsummed = historyUnsummed
         }
     }
 
@@ -53,7 +58,8 @@ extension LedgerReads {
                    AND NOT EXISTS (SELECT 1 FROM events n WHERE n.stream_id = p.stream_id AND n.stream_version > p.stream_version)),
                 CASE WHEN pg_has_role('pg_read_all_stats', 'USAGE') THEN
                     (SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum') AND state = 'streaming')
-                END
+                END,
+                (SELECT count(*) FROM history_dirty)
             FROM (SELECT coalesce(max(position), 0) AS head FROM events) h
             CROSS JOIN (
                 SELECT coalesce(max(position), 0) AS position, bool_or(broken IS NOT NULL) IS TRUE AS broken FROM chain_checkpoint
@@ -61,6 +67,7 @@ extension LedgerReads {
             """)[0]
         return Standing(
             verifiedPosition: try row.decode(0), unverifiedEvents: try row.decode(1), chainBroken: try row.decode(2),
-            undecidedPastGrace: try row.decode(3), oldestPendingMs: try row.decode(4), synchronousStandbys: try row.decode(5))
+            undecidedPastGrace: try row.decode(3), oldestPendingMs: try row.decode(4), synchronousStandbys: try row.decode(5),
+            historyUnsummed: try row.decode(6))
     }
 }

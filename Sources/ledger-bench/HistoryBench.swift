@@ -56,7 +56,7 @@ enum HistoryBench {
         let summed = try await summarizer.drain()
         let fill = (ContinuousClock.now - started).seconds
         let sums = try await pool.withConnection { try $0.query("SELECT count(*) FROM history_contributions")[0].decode(0, as: Int64.self) }
-        print(String(format: "history sums: %d subscriptions summed in %.1f s (%.0f a second), %d rows", summed, fill, Double(summed) / fill, sums))
+        print(String(format: "history sums: %d subscriptions marked, summed in %.1f s (%.0f a second), %d rows", summed, fill, Double(summed) / fill, sums))
         for (label, interval) in [("a year by day", ReportPeriod.Interval.day), ("a year by month", .month)] {
             let query = try HistoryQuery(from: "2026-01-01", to: "2026-12-31", interval: interval)
             let summedPoints = try await times(requests) {

@@ -99,6 +99,26 @@ import Testing
         }
     }
 
+    @Test("serve's history summarizer sums a subscription bought: the gauge goes back to 0 and the sums hold it")
+    func historySummed() async throws {
+        try await LedgerHarness.with { ledger in
+            let (_, bought) = try await ledger.orderAndBuy(user: "m-sub", product: "com.example.pro.monthly", appleId: "apple-m-sub")
+            #expect(try await ledger.submit(user: "m-sub", purchase: bought).status == 200)
+            let original = bought.transaction.originalTransactionId
+            try await ledger.eventually("the summarizer sums it") {
+                try await ledger.pool.withConnection {
+                    try $0.query("SELECT count(*) FROM history_subscriptions WHERE original_transaction_id = \(original)")[0].decode(0, as: Int64.self)
+                } == 1
+            }
+            try await ledger.eventually("nothing is left to sum") { try await Self.scrape(ledger)["ledger_history_unsummed_subscriptions"] == "0" }
+            // The subscription is in the sums: a state row of every product and of its own.
+            let products = try await ledger.pool.withConnection {
+                try $0.query("SELECT DISTINCT product_id FROM history_contributions WHERE granularity = 'state' ORDER BY 1").map { try $0.decode(0, as: String.self) }
+            }
+            #expect(products == ["", "com.example.pro.monthly"])
+        }
+    }
+
     @Test("a database that does not answer reads as ledger_database_up 0 alone")
     func databaseDown() async throws {
         let pool = ConnectionPool(conninfo: "host=/nonexistent-purchase-ledger dbname=none connect_timeout=2", maxConnections: 1, logger: Logger(label: "test"))
@@ -110,11 +130,13 @@ import Testing
     @Test("each family is one HELP, one TYPE gauge and one sample; the standbys only when visible")
     func text() {
         var status = DatabaseMetrics.Status(
-            verifiedPosition: 40, unverifiedEvents: 2, chainBroken: true, undecidedPastGrace: 3, oldestPendingMs: 61_500, synchronousStandbys: nil)
+            verifiedPosition: 40, unverifiedEvents: 2, chainBroken: true, undecidedPastGrace: 3, oldestPendingMs: 61_500, synchronousStandbys: nil,
+            historyUnsummed: 7)
         let lines = DatabaseMetrics.text(status).split(separator: "\n").map(String.init)
         for (name, value) in [
             ("ledger_database_up", "1"), ("ledger_chain_verified_position", "40"), ("ledger_chain_unverified_events", "2"),
             ("ledger_chain_broken", "1"), ("ledger_undecided_submissions_past_grace", "3"), ("ledger_pending_receipts_oldest_seconds", "61.5"),
+            ("ledger_history_unsummed_subscriptions", "7"),
         ] {
             #expect(lines.filter { $0.hasPrefix("# HELP \(name) ") }.count == 1, "\(name)")
             #expect(lines.filter { $0 == "# TYPE \(name) gauge" }.count == 1, "\(name)")
