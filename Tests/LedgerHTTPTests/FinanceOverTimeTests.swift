@@ -337,6 +337,15 @@ struct FinanceOverTimeTests {
             for path in paths { before[path] = Array(try await ledger.openAPIExchange(.GET, path, token: LedgerHarness.financeToken).body) }
             let replay = try await ProjectionReplay(conninfo: ledger.conninfo, clock: ledger.server.service.clock, logger: Self.quiet).run(dryRun: false)
             #expect(replay.changes.isEmpty, "\(replay.changes)")
+            // The swapped-in tables mark what changes again (`LIKE` copied no trigger).
+            let watching = try await ledger.pool.withConnection { connection in
+                try connection.query("""
+                    SELECT c.relname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                    WHERE t.tgname LIKE 'history_dirty_on_%' AND c.relnamespace = current_schema()::regnamespace ORDER BY 1
+                    """).map { try $0.decode(0, as: String.self) }
+            }
+            #expect(Set(watching) == ["projection_entitlements", "projection_subscription_entries", "projection_renewal_observations", "projection_revenue_lines"])
+            #expect(watching.count == 12, "\(watching)")
             for path in paths {
                 #expect(Array(try await ledger.openAPIExchange(.GET, path, token: LedgerHarness.financeToken).body) == before[path], "\(path) changed with the replay")
             }
