@@ -111,15 +111,7 @@ public enum HistoryContributions {
             let first = day(of: interval.startMs)
             let end = interval.endMs.map(day(of:))
             guard end.map({ first < $0 }) ?? true else { continue }
-            var columns: [Figures.Column] = []
-            switch interval.state {
-            case .trial: columns = [.active, .inTrial]
-            case .active: columns = [.active]
-            case .gracePeriod: columns = [.active, .inGracePeriod]
-            case .billingRetry: columns = [.inBillingRetry]
-            case .expired, .revoked: break
-            }
-            for column in columns {
+            for column in SubscriptionMetrics.figures(at: interval.state).compactMap(column(of:)) {
                 rows[row(.state, first), default: Figures()][column] += 1
                 if let end { rows[row(.state, end), default: Figures()][column] -= 1 }
             }
@@ -141,8 +133,8 @@ public enum HistoryContributions {
                     guard seen.insert(period.startMs).inserted else { continue }
                     let start = day(of: period.startMs)
                     let contribution = SubscriptionMetrics.contribution(of: life, facts: facts, in: period)
-                    for figure in contribution.figures {
-                        guard let column = eventColumn(figure) else { continue }
+                    for figure in contribution.figures where !SubscriptionMetrics.stateFigures.contains(figure) {
+                        guard let column = column(of: figure) else { continue }
                         rows[row(granularity, start), default: Figures()][column] += 1
                     }
                     for (currency, change) in contribution.movement {
@@ -165,8 +157,13 @@ public enum HistoryContributions {
         for (key, figures) in rows where figures.isZero { rows[key] = nil }
     }
 
-    private static func eventColumn(_ figure: SubscriptionMetrics.Figure) -> Figures.Column? {
+    /// The column counting `figure` (MRR and movement are money, kept per currency).
+    private static func column(of figure: SubscriptionMetrics.Figure) -> Figures.Column? {
         switch figure {
+        case .active: .active
+        case .inTrial: .inTrial
+        case .inGracePeriod: .inGracePeriod
+        case .inBillingRetry: .inBillingRetry
         case .new: .new
         case .churned: .churned
         case .reactivated: .reactivated

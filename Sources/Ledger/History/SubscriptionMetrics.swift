@@ -154,15 +154,7 @@ public struct SubscriptionMetrics: Sendable {
                 let a = Self.firstPeriod(endingAfter: interval.startMs, in: periods)
                 let b = interval.endMs.map { Self.firstPeriod(endingAfter: $0, in: periods) } ?? count
                 guard a < b else { continue }
-                var figures: [Figure] = []
-                switch interval.state {
-                case .trial: figures = [.active, .inTrial]
-                case .active: figures = [.active]
-                case .gracePeriod: figures = [.active, .inGracePeriod]
-                case .billingRetry: figures = [.inBillingRetry]
-                case .expired, .revoked: break
-                }
-                for figure in figures {
+                for figure in Self.figures(at: interval.state) {
                     states[figure]![a] += 1
                     states[figure]![b] -= 1
                 }
@@ -200,6 +192,18 @@ public struct SubscriptionMetrics: Sendable {
                 movement: movement[index].keys.sorted().map { movement[index][$0]! }))
         }
         self.points = points
+    }
+
+    /// The state figures a subscription in `state` counts in: access (`active`) is a trial, a
+    /// paid period or a grace period; billing retry is not.
+    static func figures(at state: SubscriptionHistory.State) -> [Figure] {
+        switch state {
+        case .trial: [.active, .inTrial]
+        case .active: [.active]
+        case .gracePeriod: [.active, .inGracePeriod]
+        case .billingRetry: [.inBillingRetry]
+        case .expired, .revoked: []
+        }
     }
 
     /// The figures that are states at a period's end (counted over intervals, not events).
@@ -240,13 +244,7 @@ public struct SubscriptionMetrics: Sendable {
         let end = life.state(at: period.lastMs)
         let accessAtEnd = end?.state.givesAccess ?? false
         let accessAtStart = life.hasAccess(at: period.startMs - 1)
-        switch end?.state {
-        case .trial?: figures += [.active, .inTrial]
-        case .active?: figures += [.active]
-        case .gracePeriod?: figures += [.active, .inGracePeriod]
-        case .billingRetry?: figures += [.inBillingRetry]
-        default: break
-        }
+        if let end { figures += Self.figures(at: end.state) }
         if let firstPaid = facts.firstPaid, within(firstPaid) { figures.append(.new) }
         if let conversion = facts.conversion, within(conversion) { figures.append(.trialsConverted) }
         if facts.trials.contains(where: within) { figures.append(.trialsStarted) }
