@@ -48,7 +48,15 @@ public struct HistorySummarizer: Sendable {
     /// `progress` gets the count so far and what was marked at the start.
     @discardableResult
     public func drain(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Int {
-        let marked: Int = try await pool.withConnection { Int(try $0.query("SELECT count(*) FROM history_dirty")[0].decode(0) as Int64) }
+        // Looked at without the lock: an idle pass every second must not hold up the runner.
+        let plan = commission.rawValue
+        let (marked, planned): (Int, Bool) = try await pool.withConnection { connection in
+            let row = try connection.query("""
+                SELECT (SELECT count(*) FROM history_dirty), EXISTS (SELECT 1 FROM history_summary WHERE commission_plan = \(plan))
+                """)[0]
+            return (Int(try row.decode(0) as Int64), try row.decode(1))
+        }
+        guard marked > 0 || !planned else { return 0 }
         var summed = 0
         while !Task.isCancelled {
             let batch = try await pass()
