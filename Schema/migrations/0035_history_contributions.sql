@@ -84,8 +84,9 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- The triggers of one table of the history's inputs (a replay's swap puts new tables in place
--- and calls it again: `LIKE` copies no trigger). A transition table may serve one event only.
+-- The triggers of one table of the history's inputs, one per event, since a transition table
+-- may serve one event only (a replay's swap makes a replaced table's triggers again from their
+-- definitions: `LIKE` copies none).
 CREATE FUNCTION history_watch(tab regclass) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     event text;

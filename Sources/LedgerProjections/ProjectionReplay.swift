@@ -269,30 +269,25 @@ public final class ProjectionReplay: Sendable {
                 if try ProjectionRunner.apply(page, projections: projections, on: connection) == nil { break }
             }
             for table in tables {
+                // A rebuilt table was made by `LIKE`, which copies no trigger: the live table's
+                // are made again on it, by their own definitions (the same names, in the same schema).
+                let triggers: [String] = try connection.query("""
+                    SELECT pg_get_triggerdef(oid) FROM pg_trigger
+                    WHERE tgrelid = \(try SetTableKeys.qualified(live, table))::regclass AND NOT tgisinternal ORDER BY tgname
+                    """).map { try $0.decode(0) }
                 try connection.execute("DROP TABLE \(identifier: live).\(identifier: table)")
                 try connection.execute("ALTER TABLE \(identifier: shadow).\(identifier: table) SET SCHEMA \(identifier: live)")
+                for trigger in triggers { try connection.execute(SQL(unsafeSQL: trigger)) }
             }
-            try Self.watchHistoryInputs(of: tables, in: live, on: connection)
+            // The rows came in without firing those triggers: every subscription is marked for the
+            // finance reports' sums (migration 0035) to be made again from the rebuilt rows.
+            try connection.execute("""
+                INSERT INTO \(identifier: live).history_dirty (original_transaction_id)
+                SELECT original_transaction_id FROM \(identifier: live).projection_entitlements WHERE kind = 'auto_renewable'
+                UNION SELECT original_transaction_id FROM \(identifier: live).history_subscriptions
+                ON CONFLICT DO NOTHING
+                """)
         }
-    }
-
-    /// The tables the finance reports' sums are made from (migration 0035): a rebuilt one comes
-    /// without the triggers that mark what changed (`LIKE` copies none), so they are put back,
-    /// and every subscription is marked, for the history summarizer to sum again from the
-    /// rebuilt rows (what it summed from the old ones is in `history_subscriptions`).
-    static func watchHistoryInputs(of tables: [String], in live: String, on connection: Connection) throws {
-        let inputs = ["projection_entitlements", "projection_subscription_entries", "projection_renewal_observations", "projection_revenue_lines"]
-        let swapped = inputs.filter(tables.contains)
-        guard !swapped.isEmpty else { return }
-        for table in swapped {
-            try connection.execute("SELECT \(identifier: live).history_watch(\(try SetTableKeys.qualified(live, table))::regclass)")
-        }
-        try connection.execute("""
-            INSERT INTO \(identifier: live).history_dirty (original_transaction_id)
-            SELECT original_transaction_id FROM \(identifier: live).projection_entitlements WHERE kind = 'auto_renewable'
-            UNION SELECT original_transaction_id FROM \(identifier: live).history_subscriptions
-            ON CONFLICT DO NOTHING
-            """)
     }
 }
 
